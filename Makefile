@@ -1,0 +1,33 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Each creates the virtual environment when missing; torch is pinned first so
+# that nothing later pulls a multi-GB CUDA build.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/agentmem demo
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check langchain_agentmem tests benchmarks
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check langchain_agentmem tests benchmarks
+	$(VENV)/bin/ruff format --check langchain_agentmem tests benchmarks
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,43 @@
+"""langchain-agentmem: durable memory for LangChain and LangGraph agents."""
+
+from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+from langchain_agentmem.errors import (
+    AgentMemoryError,
+    InvalidInputError,
+    InvalidTypeError,
+    RecordNotFoundError,
+    StoreError,
+    UnknownPolicyError,
+    UnknownStoreError,
+)
+from langchain_agentmem.integrations.chat_history import (
+    BufferChatMessageHistory,
+    TokenBufferChatMessageHistory,
+    WindowChatMessageHistory,
+)
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.policies import MemoryPolicy, available_policies
+from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
+
+__all__ = [
+    "AgentMemory",
+    "AgentMemoryError",
+    "BufferChatMessageHistory",
+    "Decision",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MemoryOp",
+    "MemoryPolicy",
+    "MemoryRecord",
+    "OpKind",
+    "RecordNotFoundError",
+    "SentenceTransformerEmbeddings",
+    "StoreError",
+    "TokenBufferChatMessageHistory",
+    "UnknownPolicyError",
+    "UnknownStoreError",
+    "WindowChatMessageHistory",
+    "available_policies",
+]
+
+__version__ = "0.1.0"

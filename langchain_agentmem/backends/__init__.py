@@ -1,0 +1,6 @@
+"""Where memory lives: the store is the single source of truth."""
+
+from langchain_agentmem.backends.base import Backend, RecordRow, Transaction
+from langchain_agentmem.backends.url import default_store_url, open_backend
+
+__all__ = ["Backend", "RecordRow", "Transaction", "default_store_url", "open_backend"]

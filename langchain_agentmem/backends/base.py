@@ -1,0 +1,164 @@
+"""The backend contract: transactional writes, plain reads, no policy logic."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_agentmem.types import Decision, OpKind, Vector
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """A record as the store keeps it (times as UTC epoch seconds)."""
+
+    rid: int
+    """Internal integer key; the faiss id."""
+    id: str
+    namespace: str
+    thread: str | None
+    text: str
+    metadata: dict[str, Any]
+    embedding: Vector
+    created_at: float
+    updated_at: float
+    last_accessed_at: float | None
+    access_count: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the change sequence that touches records."""
+
+    seq: int
+    kind: OpKind
+    record_ids: tuple[str, ...]
+
+
+class Transaction(abc.ABC):
+    """Writes inside one store transaction; only ``ops.apply_ops`` uses it."""
+
+    @abc.abstractmethod
+    def insert_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        thread: str | None,
+        text: str,
+        metadata: dict[str, Any],
+        embedding: Vector,
+        created_at: float,
+    ) -> None:
+        """Insert a record; the id must not exist yet."""
+
+    @abc.abstractmethod
+    def update_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        text: str,
+        metadata: dict[str, Any] | None,
+        embedding: Vector,
+        updated_at: float,
+    ) -> bool:
+        """Replace text (and metadata unless ``None``); False if no such record in namespace."""
+
+    @abc.abstractmethod
+    def delete_record(self, *, record_id: str, namespace: str) -> bool:
+        """Delete a record; False if no such record in namespace."""
+
+    @abc.abstractmethod
+    def log_decision(
+        self,
+        *,
+        namespace: str,
+        kind: OpKind,
+        record_ids: Sequence[str],
+        reason: str,
+        policy: str,
+        text: str | None,
+        at: float,
+    ) -> int:
+        """Append to the audit log; returns the change sequence number."""
+
+    @abc.abstractmethod
+    def record_namespace(self, record_id: str) -> str | None:
+        """Namespace of a record, or ``None`` when it does not exist."""
+
+
+class Backend(abc.ABC):
+    """A durable store of records, the decision log and chat messages."""
+
+    url: str
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """Open a write transaction: committed on normal exit, rolled back on error."""
+
+    # -- records ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_record(self, record_id: str) -> RecordRow | None:
+        """One record by id, or ``None``."""
+
+    @abc.abstractmethod
+    def get_records(self, record_ids: Sequence[str]) -> list[RecordRow]:
+        """The records among ``record_ids`` that exist (any order)."""
+
+    @abc.abstractmethod
+    def get_records_by_rid(self, rids: Sequence[int]) -> list[RecordRow]:
+        """The records with these internal keys (any order)."""
+
+    @abc.abstractmethod
+    def iter_records(self, namespace: str) -> Iterator[RecordRow]:
+        """All records of a namespace, oldest first."""
+
+    @abc.abstractmethod
+    def count_records(self, namespace: str) -> int:
+        """How many records a namespace holds."""
+
+    @abc.abstractmethod
+    def touch(self, rids: Sequence[int], at: float) -> None:
+        """Note that records were recalled (access count and time)."""
+
+    @abc.abstractmethod
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold records or messages."""
+
+    # -- change sequence and audit log ---------------------------------------------------------
+    @abc.abstractmethod
+    def last_seq(self, namespace: str) -> int:
+        """Highest change sequence number of a namespace (0 when none)."""
+
+    @abc.abstractmethod
+    def changes_since(self, namespace: str, seq: int) -> list[Change]:
+        """Record-touching changes of a namespace after ``seq``, in order."""
+
+    @abc.abstractmethod
+    def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        """The audit log of a namespace, oldest first (the newest ``limit`` when given)."""
+
+    # -- chat messages ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def append_messages(self, namespace: str, thread: str, payloads: Sequence[str]) -> None:
+        """Append serialised messages to a thread, in order, in one transaction."""
+
+    @abc.abstractmethod
+    def get_messages(self, namespace: str, thread: str, *, last: int | None = None) -> list[str]:
+        """Serialised messages of a thread, oldest first (only the newest ``last``)."""
+
+    @abc.abstractmethod
+    def clear_messages(self, namespace: str, thread: str) -> int:
+        """Delete a thread's messages; returns how many were deleted."""
+
+    @abc.abstractmethod
+    def threads(self, namespace: str) -> list[str]:
+        """Threads of a namespace that hold messages."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,365 @@
+"""SQL shared by the SQLite and PostgreSQL backends (queries written with ``?`` markers)."""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+import numpy as np
+
+from langchain_agentmem.backends.base import Backend, Change, RecordRow, Transaction
+from langchain_agentmem.types import Decision, OpKind, Vector
+
+SCHEMA_VERSION = 1
+
+RECORD_COLUMNS = (
+    "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "
+    "last_accessed_at, access_count"
+)
+RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
+
+
+class Cursor(Protocol):
+    """The slice of DB-API cursors both drivers share."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+def to_blob(vector: Vector) -> bytes:
+    """Serialise an embedding (float32, little-endian)."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes | memoryview) -> Vector:
+    """Deserialise an embedding written by :func:`to_blob`."""
+    return np.frombuffer(bytes(blob), dtype="<f4").astype(np.float32)
+
+
+def dump_json(value: Any) -> str:
+    """JSON for storage; ASCII-escaped so any Python str (lone surrogates too) round-trips."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+
+
+def epoch_to_datetime(value: float) -> datetime:
+    """UTC epoch seconds to an aware datetime."""
+    return datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def row_to_record(row: Sequence[Any]) -> RecordRow:
+    """Build a :class:`RecordRow` from a row selected with ``RECORD_COLUMNS``."""
+    return RecordRow(
+        rid=int(row[0]),
+        id=row[1],
+        namespace=row[2],
+        thread=row[3],
+        text=row[4],
+        metadata=json.loads(row[5]),
+        embedding=from_blob(row[6]),
+        created_at=float(row[7]),
+        updated_at=float(row[8]),
+        last_accessed_at=None if row[9] is None else float(row[9]),
+        access_count=int(row[10]),
+    )
+
+
+class SQLTransaction(Transaction):
+    """Writes through one cursor inside an open transaction."""
+
+    def __init__(self, backend: SQLBackend, cur: Cursor) -> None:
+        self._b = backend
+        self._cur = cur
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        self._cur.execute(self._b.q(sql), tuple(params))
+        return self._cur
+
+    def insert_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        thread: str | None,
+        text: str,
+        metadata: dict[str, Any],
+        embedding: Vector,
+        created_at: float,
+    ) -> None:
+        self._exec(
+            "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
+            "created_at, updated_at, access_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+            (
+                record_id,
+                namespace,
+                thread,
+                text,
+                dump_json(metadata),
+                self._b.blob(embedding),
+                created_at,
+                created_at,
+            ),
+        )
+
+    def update_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        text: str,
+        metadata: dict[str, Any] | None,
+        embedding: Vector,
+        updated_at: float,
+    ) -> bool:
+        if metadata is None:
+            cur = self._exec(
+                "UPDATE agentmem_records SET text = ?, embedding = ?, updated_at = ? "
+                "WHERE id = ? AND namespace = ?",
+                (text, self._b.blob(embedding), updated_at, record_id, namespace),
+            )
+        else:
+            cur = self._exec(
+                "UPDATE agentmem_records SET text = ?, metadata = ?, embedding = ?, "
+                "updated_at = ? WHERE id = ? AND namespace = ?",
+                (
+                    text,
+                    dump_json(metadata),
+                    self._b.blob(embedding),
+                    updated_at,
+                    record_id,
+                    namespace,
+                ),
+            )
+        return cur.rowcount > 0
+
+    def delete_record(self, *, record_id: str, namespace: str) -> bool:
+        cur = self._exec(
+            "DELETE FROM agentmem_records WHERE id = ? AND namespace = ?", (record_id, namespace)
+        )
+        return cur.rowcount > 0
+
+    def log_decision(
+        self,
+        *,
+        namespace: str,
+        kind: OpKind,
+        record_ids: Sequence[str],
+        reason: str,
+        policy: str,
+        text: str | None,
+        at: float,
+    ) -> int:
+        cur = self._exec(
+            "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (namespace, kind.value, dump_json(list(record_ids)), reason, policy, text, at),
+        )
+        return int(cur.fetchone()[0])
+
+    def record_namespace(self, record_id: str) -> str | None:
+        row = self._exec(
+            "SELECT namespace FROM agentmem_records WHERE id = ?", (record_id,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+
+class SQLBackend(Backend):
+    """Queries shared by the SQL backends; subclasses provide connections and DDL."""
+
+    placeholder = "?"
+
+    def q(self, sql: str) -> str:
+        """Adapt a query written with ``?`` markers to the driver's parameter style."""
+        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+
+    def blob(self, vector: Vector) -> Any:
+        """The driver's value for an embedding column."""
+        return to_blob(vector)
+
+    @abc.abstractmethod
+    def _read(self) -> AbstractContextManager[Cursor]:
+        """A cursor for reads (autocommit or a short read transaction)."""
+
+    @abc.abstractmethod
+    def _write(self) -> AbstractContextManager[Cursor]:
+        """A cursor inside a write transaction, committed on success."""
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        with self._write() as cur:
+            yield SQLTransaction(self, cur)
+
+    def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._read() as cur:
+            cur.execute(self.q(sql), tuple(params))
+            return list(cur.fetchall())
+
+    def _fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self._read() as cur:
+            cur.execute(self.q(sql), tuple(params))
+            return cur.fetchone()
+
+    # -- records ---------------------------------------------------------------------------
+    def get_record(self, record_id: str) -> RecordRow | None:
+        row = self._fetchone(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE id = ?", (record_id,)
+        )
+        return None if row is None else row_to_record(row)
+
+    def get_records(self, record_ids: Sequence[str]) -> list[RecordRow]:
+        out: list[RecordRow] = []
+        ids = list(dict.fromkeys(record_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._fetchall(
+                f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE id IN ({marks})", chunk
+            )
+            out.extend(row_to_record(r) for r in rows)
+        return out
+
+    def get_records_by_rid(self, rids: Sequence[int]) -> list[RecordRow]:
+        out: list[RecordRow] = []
+        keys = [int(r) for r in dict.fromkeys(rids)]
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._fetchall(
+                f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE rid IN ({marks})", chunk
+            )
+            out.extend(row_to_record(r) for r in rows)
+        return out
+
+    def iter_records(self, namespace: str) -> Iterator[RecordRow]:
+        rows = self._fetchall(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
+            "ORDER BY created_at, rid",
+            (namespace,),
+        )
+        return (row_to_record(r) for r in rows)
+
+    def count_records(self, namespace: str) -> int:
+        row = self._fetchone(
+            "SELECT COUNT(*) FROM agentmem_records WHERE namespace = ?", (namespace,)
+        )
+        return int(row[0])
+
+    def touch(self, rids: Sequence[int], at: float) -> None:
+        if not rids:
+            return
+        with self._write() as cur:
+            marks = ", ".join("?" for _ in rids)
+            cur.execute(
+                self.q(
+                    "UPDATE agentmem_records SET access_count = access_count + 1, "
+                    f"last_accessed_at = ? WHERE rid IN ({marks})"
+                ),
+                (at, *[int(r) for r in rids]),
+            )
+
+    def namespaces(self) -> list[str]:
+        rows = self._fetchall(
+            "SELECT namespace FROM agentmem_records UNION "
+            "SELECT namespace FROM agentmem_messages ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+    # -- change sequence and audit log ---------------------------------------------------------
+    def last_seq(self, namespace: str) -> int:
+        row = self._fetchone(
+            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace = ?", (namespace,)
+        )
+        return 0 if row is None or row[0] is None else int(row[0])
+
+    def changes_since(self, namespace: str, seq: int) -> list[Change]:
+        rows = self._fetchall(
+            "SELECT seq, kind, record_ids FROM agentmem_decisions "
+            "WHERE namespace = ? AND seq > ? AND kind IN (?, ?, ?) ORDER BY seq",
+            (namespace, seq, *RECORD_CHANGING_KINDS),
+        )
+        return [Change(int(r[0]), OpKind(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        cols = "seq, namespace, kind, record_ids, reason, policy, text, at"
+        if limit is None:
+            rows = self._fetchall(
+                f"SELECT {cols} FROM agentmem_decisions WHERE namespace = ? ORDER BY seq",
+                (namespace,),
+            )
+        else:
+            rows = self._fetchall(
+                f"SELECT {cols} FROM agentmem_decisions WHERE namespace = ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (namespace, int(limit)),
+            )
+            rows.reverse()
+        return [
+            Decision(
+                seq=int(r[0]),
+                namespace=r[1],
+                kind=OpKind(r[2]),
+                record_ids=tuple(json.loads(r[3])),
+                reason=r[4],
+                policy=r[5],
+                text=r[6],
+                at=epoch_to_datetime(float(r[7])),
+            )
+            for r in rows
+        ]
+
+    # -- chat messages ---------------------------------------------------------------------
+    def append_messages(self, namespace: str, thread: str, payloads: Sequence[str]) -> None:
+        if not payloads:
+            return
+        import time
+
+        now = time.time()
+        with self._write() as cur:
+            for payload in payloads:
+                cur.execute(
+                    self.q(
+                        "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
+                        "VALUES (?, ?, ?, ?)"
+                    ),
+                    (namespace, thread, payload, now),
+                )
+
+    def get_messages(self, namespace: str, thread: str, *, last: int | None = None) -> list[str]:
+        if last is None:
+            rows = self._fetchall(
+                "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? "
+                "ORDER BY seq",
+                (namespace, thread),
+            )
+            return [r[0] for r in rows]
+        rows = self._fetchall(
+            "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? "
+            "ORDER BY seq DESC LIMIT ?",
+            (namespace, thread, int(last)),
+        )
+        return [r[0] for r in reversed(rows)]
+
+    def clear_messages(self, namespace: str, thread: str) -> int:
+        with self._write() as cur:
+            cur.execute(
+                self.q("DELETE FROM agentmem_messages WHERE namespace = ? AND thread = ?"),
+                (namespace, thread),
+            )
+            return int(cur.rowcount)
+
+    def threads(self, namespace: str) -> list[str]:
+        rows = self._fetchall(
+            "SELECT thread, MIN(seq) FROM agentmem_messages WHERE namespace = ? "
+            "GROUP BY thread ORDER BY 2",
+            (namespace,),
+        )
+        return [r[0] for r in rows]

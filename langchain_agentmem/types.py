@@ -1,0 +1,129 @@
+"""Plain data passed between the memory, its policies, backends and adapters."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+class OpKind(str, enum.Enum):
+    """What a policy decided to do with a memory item."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One long-term memory item of a namespace."""
+
+    id: str
+    """Stable record id (a string; unique across the store)."""
+    namespace: str
+    """The user (or agent) the record belongs to."""
+    text: str
+    """The remembered text."""
+    thread: str | None = None
+    """The conversation it came from, if any."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Free-form JSON-serialisable metadata."""
+    created_at: datetime | None = None
+    """When the item was first remembered (caller-supplied timestamps are kept)."""
+    updated_at: datetime | None = None
+    """When the text last changed."""
+    score: float | None = None
+    """Similarity to the query when returned by ``search``; ``None`` otherwise."""
+    embedding: Vector | None = field(default=None, repr=False, compare=False)
+    """The stored embedding (float32, L2-normalised)."""
+
+
+@dataclass(frozen=True)
+class MemoryOp:
+    """A decision about memory: ADD / UPDATE / DELETE / NOOP, with its reason."""
+
+    kind: OpKind
+    """What to do."""
+    record_ids: tuple[str, ...] = ()
+    """Ids the op touches: the new id for ADD, the targets for UPDATE / DELETE."""
+    reason: str = ""
+    """Why the policy decided this; lands in the audit log."""
+    text: str | None = None
+    """The text to store (ADD, UPDATE)."""
+    metadata: Mapping[str, Any] | None = None
+    """Metadata to store (ADD, UPDATE); ``None`` keeps existing metadata on UPDATE."""
+    thread: str | None = None
+    """The thread the item came from (ADD)."""
+    timestamp: datetime | None = None
+    """The item's own time (ADD); defaults to now."""
+    embedding: Vector | None = field(default=None, repr=False, compare=False)
+    """The embedding of ``text`` (ADD, UPDATE)."""
+    policy: str = ""
+    """Name of the policy that decided this op."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One entry of the audit log: an op that was applied, when and why."""
+
+    seq: int
+    """Position in the store's change sequence (monotonic)."""
+    namespace: str
+    kind: OpKind
+    record_ids: tuple[str, ...]
+    reason: str
+    policy: str
+    at: datetime
+    """When the op was applied."""
+    text: str | None = None
+    """The text involved (ADD / UPDATE / NOOP candidate), for reading the log."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An item offered to long-term memory, before a policy decides on it."""
+
+    id: str
+    """The id it will get if added."""
+    namespace: str
+    text: str
+    embedding: Vector
+    thread: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    timestamp: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RecordStat:
+    """What a policy may know about a stored record without touching the store."""
+
+    id: str
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None = None
+    access_count: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """A read-only snapshot of a namespace given to a policy."""
+
+    namespace: str
+    size: int
+    """Number of records in the namespace now."""
+    capacity: int | None
+    """Most records the namespace may hold (``None``: unbounded)."""
+    records: tuple[RecordStat, ...] = ()
+    """Stats of the stored records, oldest first (filled when the policy needs them)."""
+    neighbours: tuple[tuple[str, float], ...] = ()
+    """Ids of the records most similar to the candidate, with cosine similarity."""

@@ -1,0 +1,91 @@
+"""Checks for values that come from users; each failure names the value and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+
+MAX_NAME_LENGTH = 512
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_text(text: object, *, what: str = "text") -> str:
+    """Return ``text`` if it is a non-blank string, else raise a clear error."""
+    if not isinstance(text, str):
+        raise InvalidTypeError(
+            f"{what} must be a str, got {type(text).__name__} {_short(text)}; "
+            "pass the text to remember as a string"
+        )
+    if not text.strip():
+        raise InvalidInputError(
+            f"{what} is empty or whitespace ({_short(text)}); pass non-blank text"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{what} is not valid Unicode ({exc.reason} at position {exc.start}); "
+            "remove lone surrogates before storing it"
+        ) from None
+    return text
+
+
+def check_name(value: object, *, what: str) -> str:
+    """Validate a namespace or thread identifier."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(
+            f"{what} must be a non-empty str, got {type(value).__name__} {_short(value)}; "
+            f"pass the {what} as a string such as 'user-42'"
+        )
+    if not value.strip():
+        raise InvalidInputError(f"{what} is empty ({_short(value)}); pass a non-empty {what}")
+    if len(value) > MAX_NAME_LENGTH:
+        raise InvalidInputError(
+            f"{what} is {len(value)} characters long; use at most {MAX_NAME_LENGTH}"
+        )
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} {_short(value)} contains a NUL character; remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} {_short(value)} is not valid Unicode") from None
+    return value
+
+
+def check_optional_name(value: object, *, what: str) -> str | None:
+    """Like :func:`check_name` but ``None`` passes through."""
+    return None if value is None else check_name(value, what=what)
+
+
+def check_k(k: object) -> int:
+    """Validate the number of results to return."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidTypeError(f"k must be an int >= 1, got {type(k).__name__} {_short(k)}")
+    if k < 1:
+        raise InvalidInputError(f"k must be >= 1, got {k}; ask for at least one result")
+    return k
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """Validate metadata: a mapping with string keys (JSON-serialisable values)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidTypeError(
+            f"metadata must be a dict, got {type(metadata).__name__} {_short(metadata)}"
+        )
+    for key in metadata:
+        if not isinstance(key, str):
+            raise InvalidTypeError(f"metadata keys must be str, got {_short(key)}")
+    return dict(metadata)
+
+
+def check_record_id(record_id: object) -> str:
+    """Validate a record id."""
+    return check_name(record_id, what="record id")

@@ -1,0 +1,30 @@
+"""The public API is pinned: changes to it are deliberate."""
+
+import langchain_agentmem
+
+EXPECTED_ALL = [
+    "AgentMemory",
+    "AgentMemoryError",
+    "BufferChatMessageHistory",
+    "Decision",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MemoryOp",
+    "MemoryPolicy",
+    "MemoryRecord",
+    "OpKind",
+    "RecordNotFoundError",
+    "SentenceTransformerEmbeddings",
+    "StoreError",
+    "TokenBufferChatMessageHistory",
+    "UnknownPolicyError",
+    "UnknownStoreError",
+    "WindowChatMessageHistory",
+    "available_policies",
+]
+
+
+def test_all_imports() -> None:
+    assert sorted(langchain_agentmem.__all__) == sorted(EXPECTED_ALL)
+    for name in EXPECTED_ALL:
+        assert getattr(langchain_agentmem, name) is not None
