@@ -38,7 +38,7 @@ def _load_model(path: str, device: str) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
     return SentenceTransformer(path, device=device, local_files_only=True)
 

@@ -1,0 +1,149 @@
+"""``agentmem demo``: memory that survives a restart, shown in two sessions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.models import chat_model_from_env, load_env
+from langchain_agentmem.types import MemoryRecord
+
+SESSION_ONE = [
+    "Hi! My name is Xiaoming (小明) and I live in Lyon.",
+    "I'm vegetarian, and I love spicy Sichuan food.",
+    "I've just started learning the cello.",
+]
+QUESTION = "What's my name, and what would you cook for me tonight?"
+
+PROMPT = ChatPromptTemplate.from_messages(
+    [
+        (
+            "system",
+            "You are a helpful assistant with long-term memory.\n"
+            "What you remember about this user:\n{memories}",
+        ),
+        MessagesPlaceholder("history"),
+        ("human", "{input}"),
+    ]
+)
+
+
+def format_memories(records: list[MemoryRecord]) -> str:
+    """Recalled records as prompt lines."""
+    if not records:
+        return "(nothing yet)"
+    return "\n".join(f"- {r.text}" for r in records)
+
+
+def _show_prompt(out: TextIO, messages: list[BaseMessage]) -> None:
+    out.write("  --- prompt the model receives ---\n")
+    for message in messages:
+        for i, line in enumerate(str(message.text).splitlines() or [""]):
+            label = f"{message.type:>6}: " if i == 0 else " " * 8
+            out.write(f"  {label}{line}\n")
+    out.write("  --------------------------------\n")
+
+
+def _turn(
+    out: TextIO,
+    memory: AgentMemory,
+    history: BufferChatMessageHistory,
+    model: BaseChatModel | None,
+    text: str,
+    k: int,
+) -> None:
+    recalled = memory.search(text, namespace=history.namespace, k=k)
+    messages = PROMPT.format_messages(
+        memories=format_memories(recalled), history=history.messages, input=text
+    )
+    out.write(f"\n  user: {text}\n")
+    if model is None:
+        _show_prompt(out, messages)
+        reply = None
+    else:
+        reply = model.invoke(messages)
+        out.write(f"  assistant: {reply.text}\n")
+    history.add_messages([HumanMessage(text)] + ([AIMessage(reply.text)] if reply else []))
+    for op in history.last_ops:
+        stored = f" {op.text!r}" if op.text else ""
+        out.write(f"  memory: {op.kind.value} {','.join(op.record_ids)}{stored}  ({op.reason})\n")
+
+
+def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", k: int = 3) -> int:
+    """Run the scripted two-session demo; returns the exit code."""
+    load_env()
+    model = chat_model_from_env()
+    url = store or "sqlite:///" + str(agentmem_home() / "demo.db")
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :])
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+    out.write(f"store: {url}\n")
+    if model is None:
+        out.write(
+            "no model configured (set OPENAI_API_KEY or OPENAI_BASE_URL, e.g. in .env): "
+            "showing the recalled memories and the prompt instead of replies.\n"
+        )
+    else:
+        out.write(f"model: {type(model).__name__} from the environment\n")
+
+    out.write("\n=== session 1, thread A ===\n")
+    memory = AgentMemory(url)
+    history = BufferChatMessageHistory(
+        memory, namespace=user, thread="thread-A", remember=True, remember_roles=("human",)
+    )
+    for text in SESSION_ONE:
+        _turn(out, memory, history, model, text, k)
+    out.write(f"\n  audit log of {user!r}:\n")
+    for decision in memory.decisions(user):
+        out.write(f"    #{decision.seq} {decision.kind.value} {decision.reason}\n")
+    memory.close()
+
+    out.write(
+        "\n=== process state dropped: session 2 runs in a new Python process, "
+        "opens the same store, thread B ===\n"
+    )
+    out.flush()
+    done = subprocess.run(
+        [sys.executable, "-m", "langchain_agentmem.demo", url, user, str(k)], check=False
+    )
+    return done.returncode
+
+
+def session_two(out: TextIO, url: str, user: str, k: int) -> int:
+    """Session 2: a fresh AgentMemory on the same store recalls session 1 in a new thread."""
+    load_env()
+    model = chat_model_from_env()
+    memory = AgentMemory(url)
+    history = BufferChatMessageHistory(memory, namespace=user, thread="thread-B")
+    recalled = memory.search(QUESTION, namespace=user, k=k)
+    out.write(f"\n  recalled for {QUESTION!r}:\n")
+    for record in recalled:
+        when = record.created_at.isoformat(timespec="seconds") if record.created_at else "?"
+        out.write(f"    {record.score:.3f}  {record.text}  (thread {record.thread}, {when})\n")
+    messages = PROMPT.format_messages(
+        memories=format_memories(recalled), history=history.messages, input=QUESTION
+    )
+    out.write(f"\n  user: {QUESTION}\n")
+    if model is None:
+        _show_prompt(out, messages)
+        out.write("  (no model configured: this prompt is what a model would answer from)\n")
+    else:
+        out.write(f"  assistant: {model.invoke(messages).text}\n")
+    found = any("Xiaoming" in r.text for r in recalled)
+    out.write(f"\nrecalled across sessions: {'yes' if found else 'NO'}\n")
+    memory.close()
+    return 0 if found else 1
+
+
+if __name__ == "__main__":
+    sys.exit(session_two(sys.stdout, sys.argv[1], sys.argv[2], int(sys.argv[3])))

@@ -1,0 +1,40 @@
+"""The user's chat model, from the environment (``.env`` included); never a default download."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def load_env(path: str | os.PathLike[str] | None = None) -> None:
+    """Read ``.env`` (current directory, or ``path``) into the environment; set values win."""
+    from dotenv import load_dotenv
+
+    load_dotenv(Path(path) if path else Path.cwd() / ".env", override=False)
+
+
+def model_configured() -> bool:
+    """Whether ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` names a model to talk to."""
+    return bool(os.environ.get("OPENAI_API_KEY", "").strip()) or bool(
+        os.environ.get("OPENAI_BASE_URL", "").strip()
+    )
+
+
+def chat_model_from_env() -> BaseChatModel | None:
+    """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
+
+    Reads ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``OPENAI_MODEL``. A local server
+    (llama.cpp, vLLM, Ollama) needs only ``OPENAI_BASE_URL``.
+    """
+    if not model_configured():
+        return None
+    from langchain_openai import ChatOpenAI
+
+    base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    api_key = os.environ.get("OPENAI_API_KEY", "").strip() or "not-needed"
+    model = os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
+    return ChatOpenAI(model=model, base_url=base_url, api_key=api_key)  # type: ignore[arg-type]
