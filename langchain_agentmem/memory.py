@@ -24,7 +24,7 @@ from langchain_agentmem.embeddings import (
     resolve_embeddings,
 )
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
-from langchain_agentmem.index import DenseIndex
+from langchain_agentmem.index import DenseIndex, LexicalIndex, check_mode, fuse
 from langchain_agentmem.ops import apply_ops
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.types import (
@@ -48,6 +48,9 @@ from langchain_agentmem.validation import (
 
 USER_POLICY = "user"
 """Policy name logged for ops a caller asked for directly (update / delete)."""
+
+HYBRID_CANDIDATES = 100
+"""How many of each side's best records hybrid search fuses (at least ``k``)."""
 
 
 def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
@@ -80,9 +83,10 @@ def _stat(row: RecordRow) -> RecordStat:
 
 @dataclass
 class _NamespaceView:
-    """In-process cache of one namespace: the dense index and record stats."""
+    """In-process cache of one namespace: the dense and lexical indexes and record stats."""
 
     index: DenseIndex | None = None
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
     last_seq: int = 0
     rid_of: dict[str, int] = field(default_factory=dict)
     rows: dict[int, RecordRow] = field(default_factory=dict)
@@ -98,6 +102,7 @@ class _NamespaceView:
                 "embedding model for one store, or open a new store"
             )
         self.index.add([row.rid], row.embedding.reshape(1, -1))
+        self.lexical.add([row.rid], [row.text])
         self.rid_of[row.id] = row.rid
         # Keep stats light: the embedding lives in the index.
         self.rows[row.rid] = row
@@ -106,8 +111,21 @@ class _NamespaceView:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
             self.rows.pop(rid, None)
+            self.lexical.remove([rid])
             if self.index is not None:
                 self.index.remove([rid])
+
+    def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
+        """Fuse dense and lexical scores over both sides' best candidates."""
+        if self.index is None:
+            return []
+        n = max(HYBRID_CANDIDATES, k)
+        dense = dict(self.index.search(vector, n))
+        lexical = self.lexical.candidates(query, n, also=list(dense))
+        for rid in lexical:
+            if rid not in dense:
+                dense[rid] = float(self.rows[rid].embedding @ vector)
+        return fuse(dense, lexical, k)
 
 
 class AgentMemory:
@@ -388,32 +406,57 @@ class AgentMemory:
         return await asyncio.to_thread(self.delete, record_id, namespace=namespace)
 
     # -- long-term: reads ------------------------------------------------------------------
-    def _search_vector(self, vector: Vector, namespace: str, k: int) -> list[MemoryRecord]:
+    def _search(
+        self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
+    ) -> list[MemoryRecord]:
         with self._lock:
             view = self._view(namespace)
             if view.index is None:
                 return []
-            hits = view.index.search(vector, k)
+            if mode == "lexical":
+                hits = view.lexical.search(query, k)
+            elif mode == "dense":
+                assert vector is not None  # embedded by the caller for this mode
+                hits = view.index.search(vector, k)
+            else:
+                assert vector is not None
+                hits = view.hybrid(query, vector, k)
             rows = {rid: view.rows[rid] for rid, _ in hits}
         return [to_record(rows[rid], score=score) for rid, score in hits]
 
-    def search(self, query: str, *, namespace: str, k: int = 5) -> list[MemoryRecord]:
-        """The ``k`` records of ``namespace`` most similar to ``query``, best first.
+    def search(
+        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+    ) -> list[MemoryRecord]:
+        """The ``k`` records of ``namespace`` that best match ``query``, best first.
 
-        Each record's ``score`` is the cosine similarity to the query.
+        Args:
+            query: What to look for.
+            namespace: Where to look (never crosses into another namespace).
+            k: Most records to return.
+            mode: ``"hybrid"`` (default: dense and BM25 scores fused), ``"dense"``
+                (embedding cosine similarity) or ``"lexical"`` (BM25; only records that
+                share a word with the query).
+
+        Each record's ``score`` is the cosine similarity (dense), the BM25 score (lexical)
+        or the fused score in [0, 1] (hybrid); higher is better.
         """
         query = check_text(query, what="query")
         namespace = check_name(namespace, what="namespace")
         k = check_k(k)
-        return self._search_vector(embed_query(self.embeddings, query), namespace, k)
+        mode = check_mode(mode)
+        vector = None if mode == "lexical" else embed_query(self.embeddings, query)
+        return self._search(query, vector, namespace, k, mode)
 
-    async def asearch(self, query: str, *, namespace: str, k: int = 5) -> list[MemoryRecord]:
+    async def asearch(
+        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+    ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
         query = check_text(query, what="query")
         namespace = check_name(namespace, what="namespace")
         k = check_k(k)
-        vector = await aembed_query(self.embeddings, query)
-        return await asyncio.to_thread(self._search_vector, vector, namespace, k)
+        mode = check_mode(mode)
+        vector = None if mode == "lexical" else await aembed_query(self.embeddings, query)
+        return await asyncio.to_thread(self._search, query, vector, namespace, k, mode)
 
     def get(self, record_id: str, *, namespace: str | None = None) -> MemoryRecord:
         """One record by id, with its embedding.
