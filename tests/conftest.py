@@ -10,7 +10,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings  # noqa: E402
+from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
+
+# store_url / shared_store_url / pg_url / hash_embeddings: one fixture over every backend.
+pytest_plugins = ("tests.stores",)
 
 
 @pytest.fixture(scope="session")
