@@ -79,6 +79,13 @@ class SQLTransaction(Transaction):
     def __init__(self, backend: SQLBackend, cur: Cursor) -> None:
         self._b = backend
         self._cur = cur
+        self._serialised: set[str] = set()
+
+    def _serialise(self, namespace: str) -> None:
+        """Take the namespace's writer lock once per transaction, before its first write."""
+        if namespace not in self._serialised:
+            self._b.serialise_writers(self._cur, "records:" + namespace)
+            self._serialised.add(namespace)
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         self._cur.execute(self._b.q(sql), tuple(params))
@@ -95,6 +102,7 @@ class SQLTransaction(Transaction):
         embedding: Vector,
         created_at: float,
     ) -> None:
+        self._serialise(namespace)
         self._exec(
             "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
             "created_at, updated_at, access_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
@@ -120,6 +128,7 @@ class SQLTransaction(Transaction):
         embedding: Vector,
         updated_at: float,
     ) -> bool:
+        self._serialise(namespace)
         if metadata is None:
             cur = self._exec(
                 "UPDATE agentmem_records SET text = ?, embedding = ?, updated_at = ? "
@@ -142,6 +151,7 @@ class SQLTransaction(Transaction):
         return cur.rowcount > 0
 
     def delete_record(self, *, record_id: str, namespace: str) -> bool:
+        self._serialise(namespace)
         cur = self._exec(
             "DELETE FROM agentmem_records WHERE id = ? AND namespace = ?", (record_id, namespace)
         )
@@ -158,6 +168,7 @@ class SQLTransaction(Transaction):
         text: str | None,
         at: float,
     ) -> int:
+        self._serialise(namespace)
         cur = self._exec(
             "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
@@ -184,6 +195,15 @@ class SQLBackend(Backend):
     def blob(self, vector: Vector) -> Any:
         """The driver's value for an embedding column."""
         return to_blob(vector)
+
+    def serialise_writers(self, cur: Cursor, key: str) -> None:
+        """Make writers of ``key`` (a namespace's records, a thread) commit one at a time.
+
+        The change sequence must become visible in order: a reader that has seen change
+        ``n`` must never later see a change below ``n`` commit, or it would skip it. Stores
+        whose write transactions are already serial (SQLite's ``BEGIN IMMEDIATE``) need
+        nothing here; PostgreSQL takes a transaction-scoped advisory lock.
+        """
 
     @abc.abstractmethod
     def _read(self) -> AbstractContextManager[Cursor]:
@@ -324,6 +344,8 @@ class SQLBackend(Backend):
 
         now = time.time()
         with self._write() as cur:
+            # One batch stays contiguous in the thread even with concurrent appenders.
+            self.serialise_writers(cur, f"messages:{len(namespace)}:{namespace}:{thread}")
             for payload in payloads:
                 cur.execute(
                     self.q(

@@ -1,0 +1,247 @@
+"""PostgreSQL backend: one store shared by many processes and machines."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
+from langchain_agentmem.errors import InvalidInputError, StoreError, UnknownStoreError
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+CREATE TABLE IF NOT EXISTS agentmem_records (
+    rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    thread TEXT,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    embedding BYTEA NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    last_accessed_at DOUBLE PRECISION,
+    access_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS agentmem_records_ns ON agentmem_records (namespace, created_at);
+CREATE TABLE IF NOT EXISTS agentmem_decisions (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    record_ids TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    text TEXT,
+    at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agentmem_decisions_ns ON agentmem_decisions (namespace, seq);
+CREATE TABLE IF NOT EXISTS agentmem_messages (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agentmem_messages_thread ON agentmem_messages (namespace, thread, seq);
+""",
+}
+"""Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
+
+# Any fixed key: every process migrating the same database takes turns.
+_MIGRATION_LOCK = 0x6167656E746D656D  # "agentmem"
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_SCHEMES = ("postgresql+psycopg://", "postgresql://", "postgres://")
+
+
+def parse_url(url: str) -> tuple[str, str | None, str]:
+    """Split a store URL into a libpq conninfo, the schema, and a printable URL.
+
+    ``postgresql+psycopg://`` and ``postgres://`` are accepted as ``postgresql://``. A
+    ``schema=NAME`` query parameter (not a libpq one) selects the schema holding the tables.
+    The printable URL hides the password.
+    """
+    if not url.startswith(_SCHEMES):
+        raise UnknownStoreError(f"{url!r} is not a postgresql:// URL")
+    plain = "postgresql://" + url.split("://", 1)[1]
+    parts = urlsplit(plain)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [v for k, v in query if k == "schema"]
+    schema = schemas[-1] if schemas else None
+    if schema is not None and not _SCHEMA_NAME.match(schema):
+        raise InvalidInputError(
+            f"schema {schema!r} in the store url is not a plain SQL name; use letters, digits "
+            "and underscores (at most 63), starting with a letter or underscore"
+        )
+    rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "schema"])))
+    try:
+        params = conninfo_to_dict(rest)
+    except psycopg.ProgrammingError as exc:
+        raise UnknownStoreError(f"cannot read store url {_hide_password(url)!r}: {exc}") from None
+    if schema is not None:
+        options = str(params.get("options") or "")
+        params["options"] = (options + f" -c search_path={schema}").strip()
+    return make_conninfo("", **params), schema, _hide_password(url)
+
+
+def _hide_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresBackend(SQLBackend):
+    """A PostgreSQL database holding records, the audit log and messages.
+
+    Setup:
+        A reachable PostgreSQL (13 or newer); ``psycopg`` and ``psycopg-pool`` come with
+        the package. The tables are created (and migrated) on first use.
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import AgentMemory
+
+            memory = AgentMemory("postgresql://app@db.internal:5432/agents")
+            # keep the tables in their own schema:
+            memory = AgentMemory("postgresql://app@db.internal/agents?schema=memory")
+
+    Every write transaction that touches a namespace's records holds a per-namespace
+    advisory lock until it commits, so that namespace's change sequence becomes visible
+    in order and no process catching up can skip a change.
+
+    Args:
+        url: ``postgresql://``, ``postgres://`` or ``postgresql+psycopg://`` URL; an extra
+            ``schema=NAME`` query parameter puts the tables in that schema (created if
+            missing).
+        min_size: Connections the pool keeps open.
+        max_size: Most connections the pool opens (threads of one process share them).
+        timeout: Seconds to wait for a connection before failing.
+    """
+
+    placeholder = "%s"
+
+    def __init__(
+        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+    ) -> None:
+        self._conninfo, self.schema, self.url = parse_url(url)
+        self._sizes = (min_size, max_size)
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pool = self._open_pool()
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- connections -------------------------------------------------------------------------
+    def _open_pool(self) -> ConnectionPool:
+        self._pid = os.getpid()
+        return ConnectionPool(
+            self._conninfo,
+            min_size=self._sizes[0],
+            max_size=self._sizes[1],
+            timeout=self._timeout,
+            kwargs={"autocommit": True},
+            name="agentmem",
+            open=True,
+        )
+
+    def _pool_here(self) -> ConnectionPool:
+        if self._closed:
+            raise StoreError(f"store {self.url!r} is closed; open a new AgentMemory")
+        if os.getpid() != self._pid:
+            # A forked child must not share the parent's sockets: open its own pool.
+            with self._lock:
+                if os.getpid() != self._pid:
+                    self._pool = self._open_pool()
+        return self._pool
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool_here().connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreError(
+                f"no connection to {self.url!r} within {self._timeout:g} s ({exc}); check "
+                "that the server is running and the url is right"
+            ) from None
+        except pg_errors.UniqueViolation as exc:
+            raise InvalidInputError(
+                f"a record with this id already exists ({exc.diag.message_detail}); "
+                "pass a new id, or update the existing record"
+            ) from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"store {self.url!r} failed: {exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Cursor]:
+        with self._connection() as conn, conn.cursor() as cur:
+            yield cur
+
+    @contextmanager
+    def _write(self) -> Iterator[Cursor]:
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
+
+    def serialise_writers(self, cur: Cursor, key: str) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+    # -- schema ------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        """The schema version the store is at."""
+        row = self._fetchone("SELECT value FROM agentmem_meta WHERE key = 'schema_version'")
+        return 0 if row is None else int(row[0])
+
+    def _migrate(self) -> None:
+        with self._write() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            if self.schema is not None:
+                cur.execute(
+                    sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+                )
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS agentmem_meta "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            row = cur.execute(
+                "SELECT value FROM agentmem_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            current = 0 if row is None else int(row[0])
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"store {self.url!r} has schema version {current}, newer than this "
+                    f"langchain-agentmem understands ({SCHEMA_VERSION}); upgrade the package"
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        cur.execute(statement.encode())
+            if current < SCHEMA_VERSION:
+                cur.execute(
+                    "INSERT INTO agentmem_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (str(SCHEMA_VERSION),),
+                )
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                if os.getpid() == self._pid:
+                    self._pool.close()

@@ -1,0 +1,165 @@
+"""What only PostgreSQL needs: URL forms, schema migration, in-order change visibility."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import psycopg
+import pytest
+
+from langchain_agentmem import AgentMemory, InvalidInputError, StoreError, UnknownStoreError
+from langchain_agentmem.backends import open_backend
+from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
+from langchain_agentmem.ops import apply_ops
+from langchain_agentmem.types import MemoryOp, OpKind
+from tests.stores import PG_URL, HashEmbeddings
+
+pytestmark = pytest.mark.postgres
+
+
+def _add(record_id: str) -> MemoryOp:
+    return MemoryOp(
+        OpKind.ADD,
+        (record_id,),
+        "test",
+        text=record_id,
+        embedding=np.ones(4, dtype=np.float32) / 2,
+        policy="test",
+    )
+
+
+def test_url_forms_and_hidden_password() -> None:
+    for scheme in ("postgresql://", "postgres://", "postgresql+psycopg://"):
+        conninfo, schema, shown = parse_url(f"{scheme}me:s3cret@db.example:6543/app?schema=mem")
+        assert "host=db.example" in conninfo and "port=6543" in conninfo
+        assert "search_path=mem" in conninfo and schema == "mem"
+        assert "s3cret" not in shown and shown.startswith(scheme)
+    with pytest.raises(InvalidInputError, match="plain SQL name"):
+        parse_url("postgresql://h/db?schema=x;drop")
+    with pytest.raises(UnknownStoreError, match="nope"):
+        parse_url("postgresql://h/db?nope=1")
+
+
+@pytest.mark.parametrize("scheme", ["postgres://", "postgresql+psycopg://"])
+def test_every_scheme_opens_the_same_store(pg_url: str, scheme: str) -> None:
+    with AgentMemory(pg_url, embeddings=HashEmbeddings()) as first:
+        first.add("shared fact", namespace="u", record_id="f1")
+    alias = scheme + pg_url.split("://", 1)[1]
+    with AgentMemory(alias, embeddings=HashEmbeddings()) as second:
+        assert isinstance(second.backend, PostgresBackend)
+        assert [r.id for r in second.records("u")] == ["f1"]
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    with pytest.raises(StoreError, match="no connection"):
+        PostgresBackend("postgresql://postgres@127.0.0.1:1/test", timeout=1.0)
+
+
+def test_schema_is_versioned_and_private(pg_url: str) -> None:
+    backend = open_backend(pg_url)
+    assert isinstance(backend, PostgresBackend)
+    try:
+        assert backend.schema_version() == 1
+        apply_ops(backend, "u", [_add("r1")])
+    finally:
+        backend.close()
+    # The tables live in the URL's schema, not in the database's default one.
+    with psycopg.connect(PG_URL) as conn:
+        rows = conn.execute(
+            "SELECT table_schema FROM information_schema.tables "
+            "WHERE table_name = 'agentmem_records' AND table_schema = %s",
+            (backend.schema,),
+        ).fetchall()
+    assert rows == [(backend.schema,)]
+
+
+def test_writers_of_one_namespace_commit_in_sequence_order(pg_url: str) -> None:
+    """A change that took a sequence number is visible before any later one of its namespace.
+
+    Without this, a reader catching up could see change n + 1 commit while n is still in
+    flight, move past n, and never index it.
+    """
+    backend = open_backend(pg_url)
+    other_done = threading.Event()
+    other_ns_done = threading.Event()
+    try:
+        with backend.transaction() as tx:
+            tx.insert_record(
+                record_id="first",
+                namespace="u",
+                thread=None,
+                text="first",
+                metadata={},
+                embedding=np.ones(4, dtype=np.float32) / 2,
+                created_at=time.time(),
+            )
+            first_seq = tx.log_decision(
+                namespace="u",
+                kind=OpKind.ADD,
+                record_ids=["first"],
+                reason="r",
+                policy="p",
+                text="first",
+                at=time.time(),
+            )
+            later = threading.Thread(
+                target=lambda: (apply_ops(backend, "u", [_add("second")]), other_done.set())
+            )
+            elsewhere = threading.Thread(
+                target=lambda: (apply_ops(backend, "v", [_add("v1")]), other_ns_done.set())
+            )
+            later.start()
+            elsewhere.start()
+            # Another namespace is not held up ...
+            assert other_ns_done.wait(10)
+            # ... but a second writer of "u" waits for the open transaction.
+            assert not other_done.wait(1.0)
+            assert backend.changes_since("u", 0) == []
+        later.join(10)
+        elsewhere.join(10)
+        assert other_done.is_set()
+        changes = backend.changes_since("u", 0)
+        assert [c.record_ids for c in changes] == [("first",), ("second",)]
+        assert changes[0].seq == first_seq < changes[1].seq
+    finally:
+        backend.close()
+
+
+def test_catch_up_reader_never_skips_a_change(pg_url: str) -> None:
+    """Readers polling the change sequence during 4 concurrent writers miss nothing."""
+    backend = open_backend(pg_url)
+    writers, per_writer = 4, 40
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def write(w: int) -> None:
+        for i in range(per_writer):
+            apply_ops(backend, "u", [_add(f"w{w}-{i}")])
+
+    def read() -> None:
+        last = 0
+        while True:
+            finished = stop.is_set()
+            for change in backend.changes_since("u", last):
+                seen.append(change.seq)
+                last = change.seq
+            if finished:
+                return
+
+    try:
+        reader = threading.Thread(target=read)
+        reader.start()
+        threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        stop.set()
+        reader.join(60)
+        logged = [d.seq for d in backend.decisions("u")]
+        assert len(logged) == writers * per_writer
+        assert seen == logged
+    finally:
+        backend.close()
