@@ -9,8 +9,10 @@ variants only change what ``messages`` returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
@@ -22,6 +24,51 @@ from langchain_agentmem.validation import check_name
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
 DEFAULT_REMEMBER_ROLES = ("human", "ai")
+
+MESSAGE_TYPES = ("human", "ai", "system", "tool", "function", "chat")
+"""``BaseMessage.type`` values a history can be asked to remember."""
+
+
+def check_roles(roles: object) -> tuple[str, ...]:
+    """Validate ``remember_roles``: message types such as ``("human", "ai")``."""
+    if isinstance(roles, str):
+        roles = (roles,)
+    if not isinstance(roles, Iterable):
+        raise InvalidTypeError(
+            f"remember_roles must be a sequence of message types, got {type(roles).__name__}; "
+            f"pick from {MESSAGE_TYPES}"
+        )
+    out = tuple(roles)
+    for role in out:
+        if role not in MESSAGE_TYPES:
+            raise InvalidInputError(
+                f"remember_roles holds {role!r}, which is not a message type; "
+                f"pick from {MESSAGE_TYPES}"
+            )
+    return out
+
+
+def check_positive_int(value: object, *, what: str, meaning: str) -> int:
+    """Validate a size such as ``k`` or ``max_tokens`` (an int >= 1)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"{what} must be an int >= 1 ({meaning}), got {type(value).__name__} {value!r}"
+        )
+    if value < 1:
+        raise InvalidInputError(f"{what} must be >= 1 ({meaning}), got {value!r}")
+    return value
+
+
+def as_message_list(messages: object) -> list[BaseMessage]:
+    """``messages`` as a list (one message alone is accepted); types are checked on write."""
+    if isinstance(messages, BaseMessage):
+        return [messages]
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+        raise InvalidTypeError(
+            f"messages must be a list of LangChain BaseMessage objects, got "
+            f"{type(messages).__name__}; wrap text in HumanMessage / AIMessage"
+        )
+    return list(messages)
 
 
 class BufferChatMessageHistory(BaseChatMessageHistory):
@@ -77,7 +124,7 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         self.namespace = check_name(namespace, what="namespace")
         self.thread = check_name(thread, what="thread")
         self.remember = bool(remember)
-        self.remember_roles = tuple(remember_roles)
+        self.remember_roles = check_roles(remember_roles)
         self.last_ops: list[MemoryOp] = []
         """Ops of the latest long-term write (what the policy decided)."""
 
@@ -115,7 +162,7 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append messages (and offer them to long-term memory when ``remember``)."""
-        messages = list(messages)
+        messages = as_message_list(messages)
         self.memory.add_messages(messages, namespace=self.namespace, thread=self.thread)
         ops: list[MemoryOp] = []
         for role, text in self._to_remember(messages):
@@ -132,7 +179,7 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async :meth:`add_messages`."""
-        messages = list(messages)
+        messages = as_message_list(messages)
         await self.memory.aadd_messages(messages, namespace=self.namespace, thread=self.thread)
         ops: list[MemoryOp] = []
         for role, text in self._to_remember(messages):
@@ -197,8 +244,7 @@ class WindowChatMessageHistory(BufferChatMessageHistory):
         remember: bool = False,
         remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
     ) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInputError(f"k must be an int >= 1 (exchanges to keep), got {k!r}")
+        k = check_positive_int(k, what="k", meaning="exchanges the chain sees")
         super().__init__(
             memory,
             namespace=namespace,
@@ -215,8 +261,9 @@ class WindowChatMessageHistory(BufferChatMessageHistory):
 class TokenBufferChatMessageHistory(BufferChatMessageHistory):
     """A thread whose chain sees the newest messages that fit in ``max_tokens``.
 
-    Whole messages only, starting on a human message; a leading system message is kept;
-    an AI tool call is never split from its tool result.
+    Whole messages only, starting on a human message, so an AI tool call is never split
+    from its tool result. A leading system message is always kept (it counts against the
+    budget; when it alone exceeds the budget the chain sees just the system message).
 
     Args:
         memory: The store.
@@ -236,12 +283,13 @@ class TokenBufferChatMessageHistory(BufferChatMessageHistory):
         namespace: str,
         thread: str,
         max_tokens: int = 2000,
-        token_counter: TokenCounter | None = None,
+        token_counter: TokenCounter | BaseLanguageModel[Any] | None = None,
         remember: bool = False,
         remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
     ) -> None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise InvalidInputError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+        max_tokens = check_positive_int(
+            max_tokens, what="max_tokens", meaning="token budget of what the chain sees"
+        )
         super().__init__(
             memory,
             namespace=namespace,
@@ -250,7 +298,16 @@ class TokenBufferChatMessageHistory(BufferChatMessageHistory):
             remember_roles=remember_roles,
         )
         self.max_tokens = max_tokens
-        self.token_counter: TokenCounter = token_counter or count_tokens_approximately
+        if token_counter is not None and not (
+            callable(token_counter) or isinstance(token_counter, BaseLanguageModel)
+        ):
+            raise InvalidTypeError(
+                f"token_counter must be a function of a message list or a chat model, got "
+                f"{type(token_counter).__name__}; leave it out for the approximate counter"
+            )
+        self.token_counter: TokenCounter | BaseLanguageModel[Any] = (
+            token_counter or count_tokens_approximately
+        )
 
     def select(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         if not messages:
