@@ -15,6 +15,7 @@ from langchain_agentmem.integrations.chat_history import (
     TokenBufferChatMessageHistory,
     WindowChatMessageHistory,
 )
+from langchain_agentmem.integrations.classic import AgentMemoryRecall
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.policies import MemoryPolicy, available_policies
 from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
@@ -22,6 +23,7 @@ from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 __all__ = [
     "AgentMemory",
     "AgentMemoryError",
+    "AgentMemoryRecall",
     "BufferChatMessageHistory",
     "Decision",
     "InvalidInputError",

@@ -5,6 +5,7 @@ import langchain_agentmem
 EXPECTED_ALL = [
     "AgentMemory",
     "AgentMemoryError",
+    "AgentMemoryRecall",
     "BufferChatMessageHistory",
     "Decision",
     "InvalidInputError",

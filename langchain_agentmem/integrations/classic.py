@@ -1,0 +1,286 @@
+"""Long-term recall for langchain-classic chains (``BaseMemory``).
+
+``AgentMemoryRecall`` puts the memories of a user (namespace) that are relevant to the
+current input into a memory variable, and offers each exchange back to long-term memory
+through the store's policy. What one thread was told, another thread of the same user
+recalls. Pair it with ``ConversationBufferMemory(chat_memory=BufferChatMessageHistory(...))``
+in a ``CombinedMemory`` to have both the current thread and the long-term recall.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_classic.base_memory import BaseMemory
+from langchain_core.messages import BaseMessage, SystemMessage
+from pydantic import PrivateAttr
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryOp, MemoryRecord
+from langchain_agentmem.validation import check_k, check_name, check_optional_name
+
+DEFAULT_HEADER = "Relevant memories from earlier conversations:"
+
+_CHAIN_ROLES = ("human", "ai")
+
+
+def _as_text(value: object, *, what: str) -> str:
+    """The text of a chain input or output (a str, a message, or a list of messages)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseMessage):
+        return value.text
+    if isinstance(value, list) and value and all(isinstance(m, BaseMessage) for m in value):
+        return str(value[-1].text)
+    raise InvalidTypeError(
+        f"{what} must be a str or LangChain messages, got {type(value).__name__}; "
+        "set input_key / output_key to the chain's text field"
+    )
+
+
+class AgentMemoryRecall(BaseMemory):
+    """Recall a user's long-term memories into a classic chain's prompt.
+
+    On each call the chain's input is searched in the namespace's long-term memory and
+    the best matches fill the memory variable; after the call the exchange (input and
+    output) is offered to long-term memory, where the store's policy decides what to keep.
+
+    Setup:
+        ``pip install langchain-agentmem`` (langchain-classic comes with it).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import AgentMemory, AgentMemoryRecall
+
+            memory = AgentMemory("sqlite:///memory.db")
+            recall = AgentMemoryRecall(memory, namespace="alice", thread="t2", k=4)
+
+    Usage:
+        .. code-block:: python
+
+            from langchain_classic.chains import ConversationChain
+
+            chain = ConversationChain(llm=llm, memory=recall)
+            chain.invoke({"input": "What is my name?"})  # the prompt holds what alice said
+
+    Args:
+        memory: The store.
+        namespace: The user (or agent) whose memories are recalled and written.
+        thread: The conversation the saved exchanges come from.
+        k: How many memories to recall per call.
+        min_score: Drop recalled memories whose ``score`` (as ``AgentMemory.search``
+            gives it) is below this.
+        memory_key: The prompt variable filled with the recalled memories.
+        input_key: The chain input to search with and save (default: the only input
+            that is not a memory variable).
+        output_key: The chain output to save (default: the only output).
+        return_messages: Fill the variable with a list of messages (one ``SystemMessage``,
+            or none when nothing is recalled) instead of a string.
+        header: The line written before the recalled memories.
+        remember_roles: Which side of the exchange to offer: ``"human"`` (the input),
+            ``"ai"`` (the output), or both.
+    """
+
+    memory: AgentMemory
+    namespace: str
+    thread: str | None = None
+    k: int = 4
+    min_score: float | None = None
+    memory_key: str = "history"
+    input_key: str | None = None
+    output_key: str | None = None
+    return_messages: bool = False
+    header: str = DEFAULT_HEADER
+    remember_roles: tuple[str, ...] = DEFAULT_REMEMBER_ROLES
+
+    _last_recalled: list[MemoryRecord] = PrivateAttr(default_factory=list)
+    _last_ops: list[MemoryOp] = PrivateAttr(default_factory=list)
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        k: int = 4,
+        min_score: float | None = None,
+        memory_key: str = "history",
+        input_key: str | None = None,
+        output_key: str | None = None,
+        return_messages: bool = False,
+        header: str = DEFAULT_HEADER,
+        remember_roles: tuple[str, ...] | list[str] = DEFAULT_REMEMBER_ROLES,
+    ) -> None:
+        # Checked here (not by pydantic) so bad input raises the package's errors.
+        if not isinstance(memory, AgentMemory):
+            raise InvalidTypeError(
+                f"memory must be an AgentMemory, got {type(memory).__name__}; pass AgentMemory(url)"
+            )
+        if min_score is not None and (
+            isinstance(min_score, bool) or not isinstance(min_score, (int, float))
+        ):
+            raise InvalidTypeError(
+                f"min_score must be a number or None, got {type(min_score).__name__}"
+            )
+        roles = check_roles(remember_roles)
+        for role in roles:
+            if role not in _CHAIN_ROLES:
+                raise InvalidInputError(
+                    f"remember_roles holds {role!r}; a chain exchange has only {_CHAIN_ROLES}"
+                )
+        fields: dict[str, Any] = dict(
+            memory=memory,
+            namespace=check_name(namespace, what="namespace"),
+            thread=check_optional_name(thread, what="thread"),
+            k=check_k(k),
+            min_score=None if min_score is None else float(min_score),
+            memory_key=check_name(memory_key, what="memory_key"),
+            input_key=check_optional_name(input_key, what="input_key"),
+            output_key=check_optional_name(output_key, what="output_key"),
+            return_messages=bool(return_messages),
+            header=header,
+            remember_roles=roles,
+        )
+        super().__init__(**fields)
+
+    # -- what the chain sees ---------------------------------------------------------------
+    @property
+    def memory_variables(self) -> list[str]:
+        """The one variable this memory fills."""
+        return [self.memory_key]
+
+    @property
+    def last_recalled(self) -> list[MemoryRecord]:
+        """The memories recalled by the latest load, best first."""
+        return list(self._last_recalled)
+
+    @property
+    def last_ops(self) -> list[MemoryOp]:
+        """The ops the policy applied for the latest saved exchange."""
+        return list(self._last_ops)
+
+    def _input_key(self, inputs: dict[str, Any]) -> str:
+        if self.input_key is not None:
+            if self.input_key not in inputs:
+                raise InvalidInputError(
+                    f"input_key {self.input_key!r} is not among the chain inputs "
+                    f"{sorted(inputs)}; set input_key to one of them"
+                )
+            return self.input_key
+        keys = sorted(set(inputs).difference([*self.memory_variables, "stop"]))
+        if len(keys) != 1:
+            raise InvalidInputError(
+                f"cannot tell which chain input to recall with among {keys}; "
+                "set input_key (for example input_key='input')"
+            )
+        return keys[0]
+
+    def _query(self, inputs: dict[str, Any]) -> str | None:
+        text = _as_text(inputs[self._input_key(inputs)], what="the chain input")
+        return text if text.strip() else None
+
+    def _variables(self, records: list[MemoryRecord]) -> dict[str, Any]:
+        if self.min_score is not None:
+            records = [r for r in records if r.score is not None and r.score >= self.min_score]
+        self._last_recalled = records
+        if not records:
+            return {self.memory_key: [] if self.return_messages else ""}
+        body = "\n".join(f"- {r.text}" for r in records)
+        text = f"{self.header}\n{body}" if self.header else body
+        if self.return_messages:
+            return {self.memory_key: [SystemMessage(content=text)]}
+        return {self.memory_key: text}
+
+    def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Recall the memories most relevant to the chain's input."""
+        query = self._query(inputs)
+        if query is None:
+            return self._variables([])
+        return self._variables(self.memory.search(query, namespace=self.namespace, k=self.k))
+
+    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Async :meth:`load_memory_variables`."""
+        query = self._query(inputs)
+        if query is None:
+            return self._variables([])
+        found = await self.memory.asearch(query, namespace=self.namespace, k=self.k)
+        return self._variables(found)
+
+    # -- writes ----------------------------------------------------------------------------
+    def _exchange(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[tuple[str, str]]:
+        if self.output_key is not None:
+            if self.output_key not in outputs:
+                raise InvalidInputError(
+                    f"output_key {self.output_key!r} is not among the chain outputs "
+                    f"{sorted(outputs)}; set output_key to one of them"
+                )
+            output_key = self.output_key
+        elif len(outputs) == 1:
+            output_key = next(iter(outputs))
+        else:
+            raise InvalidInputError(
+                f"cannot tell which chain output to remember among {sorted(outputs)}; "
+                "set output_key"
+            )
+        sides = {
+            "human": _as_text(inputs[self._input_key(inputs)], what="the chain input"),
+            "ai": _as_text(outputs[output_key], what="the chain output"),
+        }
+        return [(role, sides[role]) for role in self.remember_roles if sides[role].strip()]
+
+    def _metadata(self, role: str) -> dict[str, Any]:
+        return {"role": role, "source": "chain"}
+
+    def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        """Offer the exchange to long-term memory (the policy decides what is kept)."""
+        ops: list[MemoryOp] = []
+        for role, text in self._exchange(inputs, outputs):
+            ops.extend(
+                self.memory.add(
+                    text,
+                    namespace=self.namespace,
+                    thread=self.thread,
+                    metadata=self._metadata(role),
+                )
+            )
+        self._last_ops = ops
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        """Async :meth:`save_context`."""
+        ops: list[MemoryOp] = []
+        for role, text in self._exchange(inputs, outputs):
+            ops.extend(
+                await self.memory.aadd(
+                    text,
+                    namespace=self.namespace,
+                    thread=self.thread,
+                    metadata=self._metadata(role),
+                )
+            )
+        self._last_ops = ops
+
+    def _mine(self, records: list[MemoryRecord]) -> list[str]:
+        return [r.id for r in records if self.thread is None or r.thread == self.thread]
+
+    def clear(self) -> None:
+        """Forget the namespace's long-term records from ``thread``.
+
+        With no ``thread`` set this forgets every long-term record of the namespace.
+        Each deletion is logged in the audit log.
+        """
+        for record_id in self._mine(self.memory.records(self.namespace)):
+            self.memory.delete(record_id, namespace=self.namespace)
+
+    async def aclear(self) -> None:
+        """Async :meth:`clear`."""
+        for record_id in self._mine(await self.memory.arecords(self.namespace)):
+            await self.memory.adelete(record_id, namespace=self.namespace)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(namespace={self.namespace!r}, thread={self.thread!r}, "
+            f"k={self.k}, memory_key={self.memory_key!r})"
+        )
