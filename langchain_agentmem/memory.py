@@ -405,6 +405,98 @@ class AgentMemory:
         """Async :meth:`delete`."""
         return await asyncio.to_thread(self.delete, record_id, namespace=namespace)
 
+    def _candidates(
+        self,
+        texts: object,
+        namespace: object,
+        thread: object,
+        metadatas: object,
+        record_ids: object,
+    ) -> list[tuple[str, str, str | None, dict[str, Any], datetime | None, str]]:
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise InvalidTypeError(
+                f"texts must be a list of str, got {type(texts).__name__}; "
+                "wrap a single text in a list or call add()"
+            )
+        n = len(texts)
+
+        def per_text(value: object, name: str) -> Sequence[object]:
+            if value is None:
+                return [None] * n
+            if isinstance(value, str) or not isinstance(value, Sequence) or len(value) != n:
+                raise InvalidInputError(
+                    f"{name} must be a list with one entry per text ({n}), got {value!r:.60}"
+                )
+            return value
+
+        items = [
+            self._candidate(text, namespace, thread, meta, None, rid)
+            for text, meta, rid in zip(
+                texts,
+                per_text(metadatas, "metadatas"),
+                per_text(record_ids, "record_ids"),
+                strict=True,
+            )
+        ]
+        seen: set[str] = set()
+        for item in items:
+            if item[5] in seen:
+                raise InvalidInputError(f"record id {item[5]!r} appears twice; pass unique ids")
+            seen.add(item[5])
+        return items
+
+    def add_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        record_ids: Sequence[str | None] | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Offer several items at once: embedded in one batch, then decided one by one.
+
+        Every item is checked before anything is embedded or stored.
+
+        Args:
+            texts: The texts to remember.
+            namespace: The user (or agent) they belong to.
+            thread: The conversation they came from.
+            metadatas: One metadata dict (or ``None``) per text.
+            record_ids: One id (or ``None`` for a new UUID) per text.
+
+        Returns:
+            The ops applied for each text, in order.
+        """
+        items = self._candidates(texts, namespace, thread, metadatas, record_ids)
+        if not items:
+            return []
+        vectors = embed_texts(self.embeddings, [item[0] for item in items])
+        return [
+            self._commit_add(Candidate(rid, ns, text, vector, th, meta, ts))
+            for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
+        ]
+
+    async def aadd_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        record_ids: Sequence[str | None] | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Async :meth:`add_many`."""
+        items = self._candidates(texts, namespace, thread, metadatas, record_ids)
+        if not items:
+            return []
+        vectors = await aembed_texts(self.embeddings, [item[0] for item in items])
+        candidates = [
+            Candidate(rid, ns, text, vector, th, meta, ts)
+            for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
+        ]
+        return await asyncio.to_thread(lambda: [self._commit_add(c) for c in candidates])
+
     # -- long-term: reads ------------------------------------------------------------------
     def _search(
         self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
@@ -493,6 +585,51 @@ class AgentMemory:
     def namespaces(self) -> list[str]:
         """Namespaces that hold records or messages."""
         return self.backend.namespaces()
+
+    def search_by_vector(
+        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+    ) -> list[MemoryRecord]:
+        """The ``k`` records of ``namespace`` nearest to ``embedding`` (cosine), best first.
+
+        Args:
+            embedding: A query vector from the memory's embedding model.
+            namespace: Where to look.
+            k: Most records to return.
+        """
+        import numpy as np
+
+        from langchain_agentmem.embeddings import normalize
+
+        namespace = check_name(namespace, what="namespace")
+        k = check_k(k)
+        try:
+            vector = normalize(np.asarray(embedding, dtype=np.float32))
+        except (TypeError, ValueError):
+            raise InvalidTypeError(
+                f"embedding must be a list of floats, got {type(embedding).__name__}"
+            ) from None
+        if vector.ndim != 2 or vector.shape[0] != 1 or not np.isfinite(vector).all():
+            raise InvalidInputError(
+                "embedding must be one finite vector; embed the query with memory.embeddings"
+            )
+        with self._lock:
+            view = self._view(namespace)
+            if view.index is None:
+                return []
+            if view.index.dimensions != vector.shape[1]:
+                raise InvalidInputError(
+                    f"embedding has {vector.shape[1]} dimensions but namespace {namespace!r} "
+                    f"holds {view.index.dimensions}-dim vectors; embed with memory.embeddings"
+                )
+            hits = view.index.search(vector[0], k)
+            rows = {rid: view.rows[rid] for rid, _ in hits}
+        return [to_record(rows[rid], score=score) for rid, score in hits]
+
+    async def asearch_by_vector(
+        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+    ) -> list[MemoryRecord]:
+        """Async :meth:`search_by_vector`."""
+        return await asyncio.to_thread(self.search_by_vector, embedding, namespace=namespace, k=k)
 
     # -- short-term: chat messages -----------------------------------------------------------
     @staticmethod
