@@ -16,6 +16,13 @@ from langchain_agentmem.integrations.chat_history import (
     WindowChatMessageHistory,
 )
 from langchain_agentmem.integrations.classic import AgentMemoryRecall
+from langchain_agentmem.integrations.graph import (
+    RecallState,
+    memories_message,
+    policy_node,
+    recall_node,
+    trim_removals,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.policies import MemoryPolicy, available_policies
 from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
@@ -32,6 +39,7 @@ __all__ = [
     "MemoryPolicy",
     "MemoryRecord",
     "OpKind",
+    "RecallState",
     "RecordNotFoundError",
     "SentenceTransformerEmbeddings",
     "StoreError",
@@ -40,6 +48,10 @@ __all__ = [
     "UnknownStoreError",
     "WindowChatMessageHistory",
     "available_policies",
+    "memories_message",
+    "policy_node",
+    "recall_node",
+    "trim_removals",
 ]
 
 __version__ = "0.1.0"

@@ -14,6 +14,7 @@ EXPECTED_ALL = [
     "MemoryPolicy",
     "MemoryRecord",
     "OpKind",
+    "RecallState",
     "RecordNotFoundError",
     "SentenceTransformerEmbeddings",
     "StoreError",
@@ -22,6 +23,10 @@ EXPECTED_ALL = [
     "UnknownStoreError",
     "WindowChatMessageHistory",
     "available_policies",
+    "memories_message",
+    "policy_node",
+    "recall_node",
+    "trim_removals",
 ]
 
 

@@ -1,0 +1,459 @@
+"""LangGraph nodes backed by ``AgentMemory``: recall, and a policy node that retains or forgets.
+
+The user (namespace) comes from ``config["configurable"]["user_id"]`` (the key is
+configurable) and the conversation from LangGraph's ``thread_id``, so one compiled graph
+serves every user; what one thread of a user was told, the user's other threads recall,
+and no other user ever sees it. The nodes work with any checkpointer (``InMemorySaver``,
+``SqliteSaver``, ``PostgresSaver``), sync (``invoke`` / ``stream``) and async.
+
+Usage:
+    .. code-block:: python
+
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.graph import START, StateGraph
+
+        from langchain_agentmem import (
+            AgentMemory, RecallState, memories_message, policy_node, recall_node,
+        )
+
+        memory = AgentMemory("sqlite:///memory.db")
+
+        def chat(state: RecallState) -> dict:
+            system = memories_message(state["memories"])
+            return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
+
+        builder = StateGraph(RecallState)
+        builder.add_node("recall", recall_node(memory, k=4))
+        builder.add_node("chat", chat)
+        builder.add_node("remember", policy_node(memory, window=10))
+        builder.add_edge(START, "recall")
+        builder.add_edge("recall", "chat")
+        builder.add_edge("chat", "remember")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        graph.invoke({"messages": [("user", "I live in Lyon.")]},
+                     {"configurable": {"user_id": "alice", "thread_id": "t1"}})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.graph.message import add_messages
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.integrations.chat_history import check_positive_int, check_roles
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryRecord
+from langchain_agentmem.validation import check_k, check_name
+
+DEFAULT_HEADER = "Relevant memories from earlier conversations:"
+
+TokenCounter = Callable[[Iterable[BaseMessage]], int]
+
+
+class RecallState(TypedDict, total=False):
+    """A graph state with messages and what the recall node found.
+
+    Extend it (or add the same keys to your own state) to use the nodes.
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation (LangGraph's message reducer)."""
+    memories: list[dict[str, Any]]
+    """Memories recalled for the latest human message: ``id``, ``text``, ``score``,
+    ``thread`` (plain JSON, so every checkpointer can store it)."""
+    remembered: list[str]
+    """Ids of the messages of the latest turn already offered to long-term memory."""
+
+
+# -- shared helpers (also used by the middleware and the store) -------------------------------
+def check_memory(memory: object) -> AgentMemory:
+    """``memory`` if it is an ``AgentMemory``, else a clear error."""
+    if not isinstance(memory, AgentMemory):
+        raise InvalidTypeError(
+            f"memory must be an AgentMemory, got {type(memory).__name__}; pass AgentMemory(url)"
+        )
+    return memory
+
+
+def user_namespace(
+    config: Mapping[str, Any] | None, user_key: str, *, context: object = None
+) -> str:
+    """The namespace of the user a run belongs to.
+
+    Read from ``config["configurable"][user_key]``, else from the run context (a mapping
+    or an object with that attribute). Both present and different is an error: memory is
+    never written to a namespace the caller did not mean.
+
+    Raises:
+        InvalidInputError: no user id anywhere, or two that disagree.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    from_config = configurable.get(user_key)
+    if isinstance(context, Mapping):
+        from_context = context.get(user_key)
+    else:
+        from_context = getattr(context, user_key, None)
+    if from_config is not None and from_context is not None and from_config != from_context:
+        raise InvalidInputError(
+            f"the run names two users: configurable[{user_key!r}]={from_config!r} and "
+            f"context.{user_key}={from_context!r}; pass one"
+        )
+    user = from_config if from_config is not None else from_context
+    if user is None:
+        raise InvalidInputError(
+            f"no user id in the run config: pass config={{'configurable': {{{user_key!r}: "
+            f"'alice', 'thread_id': 't1'}}}} (memory is per user; it is never shared by "
+            "default)"
+        )
+    return check_name(user, what=f"configurable[{user_key!r}]")
+
+
+def run_thread(config: Mapping[str, Any] | None) -> str | None:
+    """LangGraph's ``thread_id`` of a run, if any."""
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return None if thread is None else check_name(str(thread), what="thread_id")
+
+
+def state_messages(state: object, key: str = "messages") -> list[BaseMessage]:
+    """The message list of a graph state (a mapping or an object).
+
+    Raises:
+        InvalidInputError: the state has no such key.
+        InvalidTypeError: it is not a list of messages.
+    """
+    if isinstance(state, Mapping):
+        if key not in state:
+            raise InvalidInputError(
+                f"the graph state has no {key!r} key (keys: {sorted(state)}); use a state "
+                f"with messages such as RecallState, or set messages_key"
+            )
+        value = state[key]
+    elif hasattr(state, key):
+        value = getattr(state, key)
+    else:
+        raise InvalidInputError(
+            f"the graph state {type(state).__name__} has no {key!r} field; use a state with "
+            "messages such as RecallState, or set messages_key"
+        )
+    if not isinstance(value, list) or not all(isinstance(m, BaseMessage) for m in value):
+        raise InvalidTypeError(
+            f"state[{key!r}] must be a list of LangChain messages, got {type(value).__name__}; "
+            "annotate it with langgraph's add_messages reducer"
+        )
+    return value
+
+
+def latest_human(messages: Sequence[BaseMessage]) -> int | None:
+    """Index of the newest human message, or ``None``."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return i
+    return None
+
+
+def message_text(message: BaseMessage) -> str:
+    """The text of a message (text blocks only; images and other blocks are skipped)."""
+    return str(message.text).strip()
+
+
+def latest_query(messages: Sequence[BaseMessage]) -> str | None:
+    """The text of the newest human message; ``None`` when there is none or it has no text."""
+    i = latest_human(messages)
+    if i is None:
+        return None
+    return message_text(messages[i]) or None
+
+
+def turn_items(
+    messages: Sequence[BaseMessage], roles: Sequence[str], skip: Iterable[str] = ()
+) -> list[tuple[BaseMessage, str]]:
+    """The messages of the latest turn worth offering to long-term memory, with their text.
+
+    The latest turn runs from the newest human message to the end. AI messages that only
+    call tools, tool results and messages without text are left out.
+    """
+    start = latest_human(messages)
+    if start is None:
+        return []
+    skipped = set(skip)
+    out = []
+    for message in messages[start:]:
+        if message.type not in roles or (message.id is not None and message.id in skipped):
+            continue
+        text = message_text(message)
+        if text:
+            out.append((message, text))
+    return out
+
+
+def records_as_state(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
+    """Recalled records as plain JSON for the graph state."""
+    return [{"id": r.id, "text": r.text, "score": r.score, "thread": r.thread} for r in records]
+
+
+def format_memories(memories: Sequence[Mapping[str, Any] | MemoryRecord], header: str) -> str:
+    """The recalled memories as prompt text (``""`` when there are none)."""
+    lines = []
+    for m in memories:
+        text = m.text if isinstance(m, MemoryRecord) else m.get("text")
+        if isinstance(text, str) and text.strip():
+            lines.append(f"- {text}")
+    if not lines:
+        return ""
+    body = "\n".join(lines)
+    return f"{header}\n{body}" if header else body
+
+
+def memories_message(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    *,
+    header: str = DEFAULT_HEADER,
+) -> SystemMessage | None:
+    """A system message listing the recalled memories, or ``None`` when there are none.
+
+    Args:
+        memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
+        header: The line written before the memories.
+    """
+    text = format_memories(memories or [], header)
+    return SystemMessage(content=text) if text else None
+
+
+def _filter(records: list[MemoryRecord], min_score: float | None) -> list[MemoryRecord]:
+    if min_score is None:
+        return records
+    return [r for r in records if r.score is not None and r.score >= min_score]
+
+
+def _check_key(value: object, what: str) -> str:
+    return check_name(value, what=what)
+
+
+# -- recall ----------------------------------------------------------------------------------
+def recall_node(
+    memory: AgentMemory,
+    *,
+    k: int = 4,
+    min_score: float | None = None,
+    mode: str = "hybrid",
+    user_key: str = "user_id",
+    messages_key: str = "messages",
+    output_key: str = "memories",
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """A node that recalls the memories relevant to the latest human message.
+
+    It writes ``{output_key: [{"id", "text", "score", "thread"}, ...]}`` into the state
+    (an empty list when the latest human message has no text, or there is none); turn
+    them into a prompt with :func:`memories_message`.
+
+    Args:
+        memory: The store.
+        k: Most memories to recall.
+        min_score: Drop memories scoring below this (see ``AgentMemory.search``).
+        mode: Search mode: ``"hybrid"``, ``"dense"`` or ``"lexical"``.
+        user_key: The ``configurable`` key that names the user (the namespace).
+        messages_key: The state key holding the messages.
+        output_key: The state key the memories are written to.
+
+    Raises:
+        InvalidInputError: at run time, when the config names no user or the state has
+            no messages.
+    """
+    memory = check_memory(memory)
+    k = check_k(k)
+    user_key = _check_key(user_key, "user_key")
+    messages_key = _check_key(messages_key, "messages_key")
+    output_key = _check_key(output_key, "output_key")
+
+    def _query(state: object, config: RunnableConfig) -> tuple[str, str | None]:
+        namespace = user_namespace(config, user_key)
+        return namespace, latest_query(state_messages(state, messages_key))
+
+    def recall(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, query = _query(state, config)
+        if query is None:
+            return {output_key: []}
+        found = memory.search(query, namespace=namespace, k=k, mode=mode)
+        return {output_key: records_as_state(_filter(found, min_score))}
+
+    async def arecall(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, query = _query(state, config)
+        if query is None:
+            return {output_key: []}
+        found = await memory.asearch(query, namespace=namespace, k=k, mode=mode)
+        return {output_key: records_as_state(_filter(found, min_score))}
+
+    return RunnableLambda(recall, afunc=arecall, name="recall")
+
+
+# -- policy: retain and forget ---------------------------------------------------------------
+def trim_removals(
+    messages: Sequence[BaseMessage],
+    *,
+    window: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
+) -> list[RemoveMessage]:
+    """``RemoveMessage`` updates that trim a thread to a window and / or a token budget.
+
+    Cuts fall only where a human message starts a turn, so an AI tool call is never
+    split from its tool result, and the newest turn (with the newest human message) is
+    always kept, even when it alone is over the budget. A leading system message stays.
+
+    Args:
+        messages: The thread's messages, oldest first.
+        window: Most turns (a human message and what follows it) to keep.
+        max_tokens: Token budget of what is kept.
+        token_counter: Counts tokens of a message list (a chat model works too).
+    """
+    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    if not starts:
+        return []
+    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
+    cut = starts[0]
+    if window is not None and len(starts) > window:
+        cut = max(cut, starts[len(starts) - window])
+    if max_tokens is not None:
+        counter = (
+            token_counter.get_num_tokens_from_messages
+            if isinstance(token_counter, BaseLanguageModel)
+            else token_counter
+        )
+        system = list(messages[:head])
+        for start in starts:
+            if start < cut:
+                continue
+            if start == starts[-1] or counter([*system, *messages[start:]]) <= max_tokens:
+                cut = start
+                break
+    removed = messages[head:cut]
+    out = []
+    for message in removed:
+        if message.id is None:
+            raise InvalidInputError(
+                f"cannot trim a {message.type} message without an id; keep messages in a "
+                "state key annotated with langgraph's add_messages reducer (it assigns ids)"
+            )
+        out.append(RemoveMessage(id=message.id))
+    return out
+
+
+def policy_node(
+    memory: AgentMemory,
+    *,
+    remember_roles: Sequence[str] = ("human", "ai"),
+    window: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: TokenCounter | BaseLanguageModel[Any] | None = None,
+    user_key: str = "user_id",
+    messages_key: str = "messages",
+    source: str = "graph",
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """A node that offers the latest turn to long-term memory and trims short-term state.
+
+    Each text message of the latest turn (from the newest human message on; by default
+    the human message and the AI answer, not tool traffic) is offered to the memory's
+    policy, which decides ADD / UPDATE / DELETE / NOOP and logs why
+    (``memory.decisions(user)``). Messages already offered are not offered twice when
+    the state has a ``remembered`` key (as :class:`RecallState` does): their ids are kept
+    there. Then, when ``window`` or
+    ``max_tokens`` is set, older turns are removed from the state with ``RemoveMessage``
+    (see :func:`trim_removals`): the thread's checkpoint stays small while long-term
+    memory keeps what the policy retained.
+
+    A state without a human message is a no-op.
+
+    Args:
+        memory: The store.
+        remember_roles: Message types to offer (``"human"``, ``"ai"``, ...).
+        window: Most turns to keep in the state (``None``: no window).
+        max_tokens: Token budget of the state's messages (``None``: no budget).
+        token_counter: Counts tokens of a message list (default: LangChain's approximate
+            counter); a chat model works too.
+        user_key: The ``configurable`` key that names the user (the namespace).
+        messages_key: The state key holding the messages.
+        source: Stored in each record's metadata as ``source``.
+    """
+    memory = check_memory(memory)
+    roles = check_roles(remember_roles)
+    if window is not None:
+        window = check_positive_int(window, what="window", meaning="turns kept in the state")
+    if max_tokens is not None:
+        max_tokens = check_positive_int(
+            max_tokens, what="max_tokens", meaning="token budget of the state's messages"
+        )
+    if token_counter is not None and not (
+        callable(token_counter) or isinstance(token_counter, BaseLanguageModel)
+    ):
+        raise InvalidTypeError(
+            f"token_counter must be a function of a message list or a chat model, got "
+            f"{type(token_counter).__name__}; leave it out for the approximate counter"
+        )
+    counter: TokenCounter | BaseLanguageModel[Any] = token_counter or count_tokens_approximately
+    user_key = _check_key(user_key, "user_key")
+    messages_key = _check_key(messages_key, "messages_key")
+
+    def _plan(
+        state: object, config: RunnableConfig
+    ) -> tuple[str, str | None, list[tuple[BaseMessage, str]], list[BaseMessage]]:
+        namespace = user_namespace(config, user_key)
+        thread = run_thread(config)
+        messages = state_messages(state, messages_key)
+        done = state.get("remembered") if isinstance(state, Mapping) else None
+        items = turn_items(messages, roles, done or ())
+        return namespace, thread, items, messages
+
+    def _update(messages: list[BaseMessage]) -> dict[str, Any]:
+        update: dict[str, Any] = {}
+        start = latest_human(messages)
+        if start is not None:
+            update["remembered"] = [m.id for m in messages[start:] if m.id is not None]
+        removals = trim_removals(
+            messages, window=window, max_tokens=max_tokens, token_counter=counter
+        )
+        if removals:
+            update[messages_key] = removals
+        return update
+
+    def _meta(message: BaseMessage) -> dict[str, Any]:
+        meta: dict[str, Any] = {"role": message.type, "source": source}
+        if message.id is not None:
+            meta["message_id"] = message.id
+        return meta
+
+    def retain(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, thread, items, messages = _plan(state, config)
+        for message, text in items:
+            memory.add(text, namespace=namespace, thread=thread, metadata=_meta(message))
+        return _update(messages)
+
+    async def aretain(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, thread, items, messages = _plan(state, config)
+        for message, text in items:
+            await memory.aadd(text, namespace=namespace, thread=thread, metadata=_meta(message))
+        return _update(messages)
+
+    return RunnableLambda(retain, afunc=aretain, name="remember")
+
+
+__all__ = [
+    "DEFAULT_HEADER",
+    "RecallState",
+    "format_memories",
+    "memories_message",
+    "policy_node",
+    "recall_node",
+    "trim_removals",
+]
