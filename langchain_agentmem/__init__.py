@@ -23,6 +23,8 @@ from langchain_agentmem.integrations.graph import (
     recall_node,
     trim_removals,
 )
+from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
+from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.policies import MemoryPolicy, available_policies
 from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
@@ -31,6 +33,8 @@ __all__ = [
     "AgentMemory",
     "AgentMemoryError",
     "AgentMemoryRecall",
+    "AgentMemoryRetriever",
+    "AgentMemoryVectorStore",
     "BufferChatMessageHistory",
     "Decision",
     "InvalidInputError",

@@ -6,6 +6,8 @@ EXPECTED_ALL = [
     "AgentMemory",
     "AgentMemoryError",
     "AgentMemoryRecall",
+    "AgentMemoryRetriever",
+    "AgentMemoryVectorStore",
     "BufferChatMessageHistory",
     "Decision",
     "InvalidInputError",
