@@ -6,7 +6,7 @@ import asyncio
 import os
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -636,6 +636,11 @@ class AgentMemory:
     def _serialise(messages: Sequence[BaseMessage]) -> list[str]:
         if isinstance(messages, BaseMessage):
             messages = [messages]
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+            raise InvalidTypeError(
+                f"messages must be a list of LangChain BaseMessage objects, got "
+                f"{type(messages).__name__}; wrap text in HumanMessage / AIMessage"
+            )
         payloads = []
         for message in messages:
             if not isinstance(message, BaseMessage):

@@ -6,6 +6,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
 
 from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
@@ -19,6 +22,33 @@ def to_epoch(value: datetime | None, default: float) -> float:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value.timestamp()
+
+
+def check_embedding(
+    vector: np.ndarray[Any, Any], dimensions: int | None, *, record_ids: Sequence[str]
+) -> int:
+    """Refuse an embedding that is not a finite vector of the namespace's length.
+
+    Returns:
+        Its length.
+    """
+    if vector.ndim != 1 or vector.shape[0] == 0:
+        raise InvalidInputError(
+            f"embedding of {list(record_ids)} has shape {vector.shape}; the embedding model "
+            "must return one non-empty vector per text"
+        )
+    if dimensions is not None and vector.shape[0] != dimensions:
+        raise InvalidInputError(
+            f"embedding of {list(record_ids)} has {vector.shape[0]} dimensions but the "
+            f"namespace holds {dimensions}-dim ones; use the same embedding model for one "
+            "store, or open a new store"
+        )
+    if not np.isfinite(vector).all():
+        raise InvalidInputError(
+            f"embedding of {list(record_ids)} holds NaN or infinite values; check the "
+            "embedding model"
+        )
+    return int(vector.shape[0])
 
 
 def apply_ops(backend: Backend, namespace: str, ops: Sequence[MemoryOp]) -> list[MemoryOp]:
@@ -36,7 +66,13 @@ def apply_ops(backend: Backend, namespace: str, ops: Sequence[MemoryOp]) -> list
     now = time.time()
     applied: list[MemoryOp] = []
     with backend.transaction() as tx:
+        dims: int | None = None
         for op in ops:
+            if op.embedding is not None:
+                # Checked before writing: one bad vector would poison the namespace's index.
+                if dims is None:
+                    dims = tx.embedding_dimensions(namespace)
+                dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
             if op.kind is OpKind.ADD:
                 (record_id,) = op.record_ids
                 if op.text is None or op.embedding is None:

@@ -33,6 +33,11 @@ def check_text(text: object, *, what: str = "text") -> str:
             f"{what} is not valid Unicode ({exc.reason} at position {exc.start}); "
             "remove lone surrogates before storing it"
         ) from None
+    if "\x00" in text:
+        # PostgreSQL text cannot hold NUL; refusing it everywhere keeps every store alike.
+        raise InvalidInputError(
+            f"{what} contains a NUL character at position {text.index(chr(0))}; remove it"
+        )
     return text
 
 
@@ -80,10 +85,44 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         raise InvalidTypeError(
             f"metadata must be a dict, got {type(metadata).__name__} {_short(metadata)}"
         )
-    for key in metadata:
-        if not isinstance(key, str):
-            raise InvalidTypeError(f"metadata keys must be str, got {_short(key)}")
+    _check_json(metadata, "metadata", set(), 0)
     return dict(metadata)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+MAX_METADATA_DEPTH = 64
+
+
+def _check_json(value: object, path: str, seen: set[int], depth: int) -> None:
+    """Refuse what JSON would reject or silently change (non-str keys, sets, objects)."""
+    if isinstance(value, _JSON_SCALARS):
+        return
+    if depth > MAX_METADATA_DEPTH:
+        raise InvalidInputError(
+            f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep; flatten it"
+        )
+    if id(value) in seen:
+        raise InvalidInputError(f"{path} contains itself; metadata must be a tree of values")
+    if isinstance(value, Mapping):
+        seen.add(id(value))
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidTypeError(
+                    f"metadata keys must be str, got {_short(key)} at {path}; "
+                    "convert keys to strings"
+                )
+            _check_json(item, f"{path}[{key!r}]", seen, depth + 1)
+        seen.discard(id(value))
+    elif isinstance(value, (list, tuple)):
+        seen.add(id(value))
+        for i, item in enumerate(value):
+            _check_json(item, f"{path}[{i}]", seen, depth + 1)
+        seen.discard(id(value))
+    else:
+        raise InvalidTypeError(
+            f"{path} holds a {type(value).__name__} ({_short(value)}), which JSON cannot "
+            "store; use str, int, float, bool, None, lists and dicts"
+        )
 
 
 def check_record_id(record_id: object) -> str:

@@ -90,6 +90,10 @@ class Transaction(abc.ABC):
     def record_namespace(self, record_id: str) -> str | None:
         """Namespace of a record, or ``None`` when it does not exist."""
 
+    def embedding_dimensions(self, namespace: str) -> int | None:
+        """Length of the embeddings a namespace holds (``None``: empty, or not known)."""
+        return None
+
 
 class Backend(abc.ABC):
     """A durable store of records, the decision log and chat messages."""

@@ -21,6 +21,8 @@ RECORD_COLUMNS = (
     "last_accessed_at, access_count"
 )
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
+MAX_LIMIT = 2**62
+"""Larger ``LIMIT`` values mean "all"; the drivers cannot bind them as 64-bit integers."""
 
 
 class Cursor(Protocol):
@@ -176,6 +178,14 @@ class SQLTransaction(Transaction):
         )
         return int(cur.fetchone()[0])
 
+    def embedding_dimensions(self, namespace: str) -> int | None:
+        self._serialise(namespace)
+        row = self._exec(
+            "SELECT LENGTH(embedding) FROM agentmem_records WHERE namespace = ? LIMIT 1",
+            (namespace,),
+        ).fetchone()
+        return None if row is None else int(row[0]) // 4
+
     def record_namespace(self, record_id: str) -> str | None:
         row = self._exec(
             "SELECT namespace FROM agentmem_records WHERE id = ?", (record_id,)
@@ -319,7 +329,7 @@ class SQLBackend(Backend):
             rows = self._fetchall(
                 f"SELECT {cols} FROM agentmem_decisions WHERE namespace = ? "
                 "ORDER BY seq DESC LIMIT ?",
-                (namespace, int(limit)),
+                (namespace, min(int(limit), MAX_LIMIT)),
             )
             rows.reverse()
         return [
@@ -366,7 +376,7 @@ class SQLBackend(Backend):
         rows = self._fetchall(
             "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? "
             "ORDER BY seq DESC LIMIT ?",
-            (namespace, thread, int(last)),
+            (namespace, thread, min(int(last), MAX_LIMIT)),
         )
         return [r[0] for r in reversed(rows)]
 

@@ -56,7 +56,7 @@ class LexicalIndex:
         if self._dirty or (self._model is None and self._tokens):
             self._rids = np.fromiter(self._tokens.keys(), dtype=np.int64, count=len(self._tokens))
             self._pos = {rid: i for i, rid in enumerate(self._tokens)}
-            if self._tokens:
+            if any(self._tokens.values()):  # bm25s cannot index an empty vocabulary
                 model = bm25s.BM25(k1=self.k1, b=self.b)
                 model.index(list(self._tokens.values()), show_progress=False)
                 self._model = model

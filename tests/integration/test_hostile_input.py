@@ -1,0 +1,317 @@
+"""Hostile input on every store: a clear error or an exact round-trip, never a partial write.
+
+Fuzzed with hypothesis (text with control characters, NUL, lone surrogates, SQL
+metacharacters; names with quotes, slashes and path segments; message contents; metadata
+trees), plus fixed cases for megabyte strings. Writes use the deterministic test embedder
+(the store is under test); one test runs a megabyte text through the real model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langchain_agentmem import (
+    AgentMemory,
+    AgentMemoryError,
+    InvalidInputError,
+    InvalidTypeError,
+    SentenceTransformerEmbeddings,
+)
+from langchain_agentmem.validation import MAX_NAME_LENGTH
+from tests.stores import HashEmbeddings
+
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+MB = 1_000_000
+
+NASTY = [
+    "'; DROP TABLE agentmem_records; --",
+    'he said "hi"',
+    "../../etc/passwd",
+    "..",
+    "/",
+    "a/b\\c",
+    "%s",
+    "%(x)s",
+    "?",
+    "$1",
+    ":memory:",
+    "sqlite:///x.db",
+    "\\x00",
+    "ns\n\r\t",
+    "\x1b[31mred",
+    "\u202eevil",
+    "😀" * 10,
+    "ﬁ",
+    " padded ",
+]
+# Every code point class, lone surrogates and NUL included.
+ANY_CHAR = st.characters(codec=None, categories=None)
+any_text = st.one_of(
+    st.text(ANY_CHAR, max_size=200),
+    st.sampled_from(NASTY),
+    st.lists(st.sampled_from([*NASTY, "\x00", "\ud800", " ", "word"]), max_size=6).map("".join),
+)
+
+
+@pytest.fixture
+def mem(store_url: str) -> Iterator[AgentMemory]:
+    """An AgentMemory with the test embedder on a fresh store of each kind."""
+    memory = AgentMemory(store_url, embeddings=HashEmbeddings())
+    memory.add("control record", namespace="control", record_id="control-1")
+    memory.add_messages([HumanMessage("control message")], namespace="control", thread="t")
+    yield memory
+    memory.close()
+
+
+def _valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return bool(text.strip()) and "\x00" not in text
+
+
+def _valid_name(name: str) -> bool:
+    return _valid_text(name) and len(name) <= MAX_NAME_LENGTH
+
+
+def _snapshot(mem: AgentMemory, namespace: str) -> tuple[Any, ...]:
+    return (
+        [(r.id, r.text) for r in mem.records(namespace)],
+        [d.seq for d in mem.decisions(namespace)],
+        [(r.id, r.text) for r in mem.records("control")],
+        [m.content for m in mem.messages(namespace="control", thread="t")],
+    )
+
+
+@FUZZ
+@given(text=any_text)
+def test_fuzzed_text_round_trips_or_is_refused_whole(mem: AgentMemory, text: str) -> None:
+    before = _snapshot(mem, "u")
+    if not _valid_text(text):
+        with pytest.raises(InvalidInputError):
+            mem.add(text, namespace="u")
+        assert _snapshot(mem, "u") == before
+        return
+    (op,) = mem.add(text, namespace="u", metadata={"echo": text})
+    record = mem.get(op.record_ids[0], namespace="u")
+    assert record.text == text and record.metadata == {"echo": text}
+    assert mem.decisions("u")[-1].text == text
+    hits = mem.search(text, namespace="u", k=3)
+    assert hits and all(h.namespace == "u" for h in hits)
+    assert len(mem.records("u")) == len(before[0]) + 1
+    assert _snapshot(mem, "u")[2:] == before[2:]
+
+
+names = st.one_of(
+    st.sampled_from(NASTY),
+    st.text(ANY_CHAR, min_size=0, max_size=30),
+    st.just("x" * (MAX_NAME_LENGTH + 1)),
+)
+
+
+@FUZZ
+@given(name=names)
+def test_fuzzed_names_are_exact_partitions_or_refused(mem: AgentMemory, name: str) -> None:
+    control = _snapshot(mem, "control")
+    if not _valid_name(name):
+        for call in (
+            lambda: mem.add("fact", namespace=name),
+            lambda: mem.add("fact", namespace="ok", record_id=name),
+            lambda: mem.add("fact", namespace="ok", thread=name),
+            lambda: mem.add_messages([HumanMessage("m")], namespace=name, thread="t"),
+            lambda: mem.add_messages([HumanMessage("m")], namespace="ok", thread=name),
+        ):
+            with pytest.raises(AgentMemoryError) as info:
+                call()
+            assert isinstance(info.value, (ValueError, TypeError))
+        assert mem.records("ok") == [] and _snapshot(mem, "control") == control
+        return
+    rid = "id:" + name
+    if rid in {r.id for r in mem.records(name)}:
+        return  # this name was drawn before; ids are unique per store
+    mem.add(f"fact of {name}", namespace=name, thread=name, record_id=rid)
+    got = mem.get(rid, namespace=name)
+    assert (got.id, got.namespace, got.thread) == (rid, name, name)
+    assert name in mem.namespaces()
+    assert rid in [h.id for h in mem.search("fact", namespace=name, k=50)]
+    assert rid not in [h.id for h in mem.search("fact", namespace="control", k=50)]
+    mem.add_messages([HumanMessage(name)], namespace=name, thread=name)
+    assert mem.messages(namespace=name, thread=name, last=1)[0].content == name
+    assert name in mem.threads(name)
+    assert _snapshot(mem, "control") == control
+
+
+@FUZZ
+@given(contents=st.lists(st.text(ANY_CHAR, max_size=80), min_size=1, max_size=4))
+def test_fuzzed_message_content_round_trips(mem: AgentMemory, contents: list[str]) -> None:
+    batch: list[BaseMessage] = []
+    for i, content in enumerate(contents):
+        if i % 3 == 0:
+            batch.append(HumanMessage(content))
+        elif i % 3 == 1:
+            batch.append(AIMessage([{"type": "text", "text": content}], name="bot"))
+        else:
+            batch.append(ToolMessage(content, tool_call_id=content or "call"))
+    before = len(mem.messages(namespace="chat", thread="t"))
+    mem.add_messages(batch, namespace="chat", thread="t")
+    got = mem.messages(namespace="chat", thread="t", last=len(batch))
+    assert [type(m) for m in got] == [type(m) for m in batch]
+    assert [m.content for m in got] == [m.content for m in batch]
+    assert len(mem.messages(namespace="chat", thread="t")) == before + len(batch)
+
+
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(ANY_CHAR, max_size=20),
+)
+json_tree = st.recursive(
+    json_leaf,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(ANY_CHAR, max_size=8), kids)
+    ),
+    max_leaves=20,
+)
+bad_leaf = st.sampled_from([{1, 2}, b"bytes", object(), {1: "int key"}, 1j, range(3)])
+
+
+@FUZZ
+@given(tree=st.dictionaries(st.text(ANY_CHAR, max_size=8), json_tree), bad=bad_leaf)
+def test_fuzzed_metadata_round_trips_and_bad_leaves_are_refused(
+    mem: AgentMemory, tree: dict[str, Any], bad: Any
+) -> None:
+    (op,) = mem.add("with metadata", namespace="m", metadata=tree)
+    assert dict(mem.get(op.record_ids[0]).metadata) == _canonical(tree)
+    before = _snapshot(mem, "m")
+    spoiled = {**tree, "bad": [tree, {"deeper": bad}]}
+    with pytest.raises(InvalidTypeError, match="metadata"):
+        mem.add("never stored", namespace="m", metadata=spoiled)
+    rid = op.record_ids[0]
+    with pytest.raises(InvalidTypeError, match="metadata"):
+        mem.update(rid, "never stored", namespace="m", metadata=spoiled)
+    assert _snapshot(mem, "m") == before
+    assert mem.get(rid).text == "with metadata"
+
+
+def _canonical(value: Any) -> Any:
+    """What JSON gives back: tuples as lists (floats, ints, strings unchanged)."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def test_megabyte_strings_round_trip(mem: AgentMemory) -> None:
+    huge = ("SELECT * FROM agentmem_records; -- é 😀 \x01\t" * (MB // 40))[:MB]
+    (op,) = mem.add(huge, namespace="big", metadata={"copy": huge})
+    record = mem.get(op.record_ids[0], namespace="big")
+    assert record.text == huge and record.metadata["copy"] == huge
+    mem.update(op.record_ids[0], huge[::-1], namespace="big")
+    assert mem.get(op.record_ids[0]).text == huge[::-1]
+    mem.add_messages([HumanMessage(huge + "\x00\ud800")], namespace="big", thread="t")
+    assert mem.messages(namespace="big", thread="t")[0].content == huge + "\x00\ud800"
+    assert mem.search(huge[:1000], namespace="big", k=1)[0].id == op.record_ids[0]
+    with pytest.raises(InvalidInputError, match="NUL"):
+        mem.add(huge + "\x00", namespace="big")
+    assert len(mem.records("big")) == 1
+
+
+def test_malformed_messages_write_nothing(mem: AgentMemory) -> None:
+    mem.add_messages([HumanMessage("kept")], namespace="chat", thread="t")
+    malformed: list[Any] = [
+        None,
+        "plain text",
+        b"bytes",
+        {"role": "user", "content": "hi"},
+        [HumanMessage("good"), {"role": "user", "content": "bad"}],
+        [HumanMessage("good"), AIMessage("x", additional_kwargs={"blob": b"\x00"})],
+        [HumanMessage("good"), AIMessage("x", response_metadata={"obj": object()})],
+        [HumanMessage("good"), 42],
+    ]
+    for bad in malformed:
+        with pytest.raises(AgentMemoryError):
+            mem.add_messages(bad, namespace="chat", thread="t")
+    assert [m.content for m in mem.messages(namespace="chat", thread="t")] == ["kept"]
+
+
+class _BrokenEmbeddings(HashEmbeddings):
+    def __init__(self, vector: list[float]) -> None:
+        super().__init__()
+        self.vector = vector
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.vector for _ in texts]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize(
+    ("vector", "fragment"),
+    [([1.0] * 5, "5 dimensions"), ([math.nan] * 384, "NaN"), ([math.inf] * 384, "NaN")],
+)
+def test_bad_embeddings_never_poison_a_namespace(
+    mem: AgentMemory, store_url: str, vector: list[float], fragment: str
+) -> None:
+    (op,) = mem.add("good record", namespace="u")
+    broken = AgentMemory(store_url, embeddings=_BrokenEmbeddings(vector))
+    if store_url == ":memory:":  # a private store: the broken embedder meets its own data
+        broken.close()
+        broken = mem
+        broken.embeddings = _BrokenEmbeddings(vector)
+    try:
+        with pytest.raises(InvalidInputError, match=fragment):
+            broken.add("bad vector", namespace="u")
+        with pytest.raises(InvalidInputError, match=fragment):
+            broken.update(op.record_ids[0], "bad vector", namespace="u")
+    finally:
+        if broken is not mem:
+            broken.close()
+    mem.embeddings = HashEmbeddings()
+    assert [r.text for r in mem.records("u")] == ["good record"]
+    assert [h.id for h in mem.search("good", namespace="u")] == list(op.record_ids)
+
+
+def test_huge_limits_mean_everything(mem: AgentMemory) -> None:
+    mem.add("one", namespace="u")
+    assert len(mem.search("one", namespace="u", k=10**20)) == 1
+    assert len(mem.decisions("u", limit=10**20)) == 1
+    assert len(mem.messages(namespace="control", thread="t", last=10**20)) == 1
+    with pytest.raises(InvalidTypeError):
+        mem.search("one", namespace="u", k=True)
+    with pytest.raises(InvalidInputError):
+        mem.messages(namespace="u", thread="t", last=-1)
+
+
+def test_words_the_lexical_index_drops_still_search(mem: AgentMemory) -> None:
+    """Texts with no BM25 tokens (one letter, stop words, symbols) must not break search."""
+    for text in ["x", "the of and", "!!!", "\x01"]:
+        mem.add(text, namespace="u")
+    for mode in ("hybrid", "dense", "lexical"):
+        mem.search("x", namespace="u", k=10, mode=mode)
+    assert len(mem.search("the", namespace="u", k=10)) == 4
+
+
+@pytest.mark.slow
+def test_megabyte_text_with_the_real_model(
+    store_url: str, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    huge = ("My name is Alice and I love chess. " * (MB // 35))[:MB]
+    with AgentMemory(store_url, embeddings=embeddings) as mem:
+        (op,) = mem.add(huge, namespace="alice")
+        mem.add("I live in Paris.", namespace="alice")
+        assert mem.get(op.record_ids[0]).text == huge
+        assert mem.search("What is my name?", namespace="alice", k=1)[0].id == op.record_ids[0]
