@@ -23,7 +23,9 @@ from langchain_agentmem.integrations.graph import (
     recall_node,
     trim_removals,
 )
+from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
+from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.policies import MemoryPolicy, available_policies
@@ -32,6 +34,7 @@ from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 __all__ = [
     "AgentMemory",
     "AgentMemoryError",
+    "AgentMemoryMiddleware",
     "AgentMemoryRecall",
     "AgentMemoryRetriever",
     "AgentMemoryVectorStore",
@@ -53,6 +56,7 @@ __all__ = [
     "WindowChatMessageHistory",
     "available_policies",
     "memories_message",
+    "memory_tools",
     "policy_node",
     "recall_node",
     "trim_removals",

@@ -5,6 +5,7 @@ import langchain_agentmem
 EXPECTED_ALL = [
     "AgentMemory",
     "AgentMemoryError",
+    "AgentMemoryMiddleware",
     "AgentMemoryRecall",
     "AgentMemoryRetriever",
     "AgentMemoryVectorStore",
@@ -26,6 +27,7 @@ EXPECTED_ALL = [
     "WindowChatMessageHistory",
     "available_policies",
     "memories_message",
+    "memory_tools",
     "policy_node",
     "recall_node",
     "trim_removals",

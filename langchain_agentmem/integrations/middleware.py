@@ -1,0 +1,243 @@
+"""``AgentMemoryMiddleware``: long-term memory for ``langchain.agents.create_agent``.
+
+Before the agent runs, the memories of the user relevant to the newest human message are
+recalled (one search per turn); every model call of the turn sees them appended to its
+system prompt (they are not added to the conversation). After the agent, the turn (the
+human message and the agent's final answer) is offered to long-term memory, where the
+memory's policy decides ADD / UPDATE / DELETE / NOOP and logs why.
+
+The user comes from ``config["configurable"]["user_id"]`` or from the run context
+(``context={"user_id": ...}`` or a context object with that attribute); the key name is
+configurable. A run without a user id raises ``InvalidInputError``: memory is never
+written to a namespace nobody named.
+
+Documented no-ops: a newest human message without text (only images, say) recalls
+nothing and offers nothing; messages without text are never offered. Adding the same
+middleware class twice to one agent is refused by ``create_agent`` ("Please remove
+duplicate middleware instances"); one instance serves every user and thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, cast
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    PrivateStateAttr,
+)
+from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from typing_extensions import NotRequired
+
+from langchain_agentmem.integrations.chat_history import check_roles
+from langchain_agentmem.integrations.graph import (
+    DEFAULT_HEADER,
+    check_memory,
+    format_memories,
+    latest_human,
+    latest_query,
+    records_as_state,
+    run_thread,
+    turn_items,
+    user_namespace,
+)
+from langchain_agentmem.integrations.tools import memory_tools
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryRecord
+from langchain_agentmem.validation import check_k, check_name
+
+
+class AgentMemoryState(AgentState[Any]):
+    """The agent state with what the middleware keeps between hooks (private)."""
+
+    agentmem_memories: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr]]
+    """Memories recalled for the current turn."""
+    agentmem_remembered: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    """Ids of the messages of the latest turn already offered to long-term memory."""
+
+
+def with_memories(system: SystemMessage | None, text: str) -> SystemMessage:
+    """``system`` with ``text`` appended (a new system message when there is none)."""
+    if system is None:
+        return SystemMessage(content=text)
+    if isinstance(system.content, str):
+        merged = f"{system.content}\n\n{text}" if system.content else text
+        return SystemMessage(content=merged)
+    blocks = [*system.content, {"type": "text", "text": text}]
+    return SystemMessage(content=blocks)
+
+
+class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
+    """Recall a user's long-term memories into an agent's prompt; remember each turn.
+
+    Setup:
+        ``pip install langchain-agentmem`` (``langchain`` comes with it).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_agentmem import AgentMemory, AgentMemoryMiddleware
+
+            memory = AgentMemory("sqlite:///memory.db")
+            middleware = AgentMemoryMiddleware(memory, k=4, tools=True)
+
+    Usage:
+        .. code-block:: python
+
+            from langchain.agents import create_agent
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            agent = create_agent(llm, tools=[], middleware=[middleware],
+                                 checkpointer=InMemorySaver())
+            agent.invoke({"messages": [("user", "I am vegetarian.")]},
+                         {"configurable": {"user_id": "alice", "thread_id": "t1"}})
+            # later, another thread: the prompt holds "I am vegetarian."
+            agent.invoke({"messages": [("user", "Suggest a dinner.")]},
+                         {"configurable": {"user_id": "alice", "thread_id": "t2"}})
+
+    Args:
+        memory: The store.
+        k: Most memories recalled per turn.
+        min_score: Drop recalled memories scoring below this.
+        mode: Search mode: ``"hybrid"``, ``"dense"`` or ``"lexical"``.
+        user_key: The ``configurable`` (or context) key naming the user.
+        header: The line written before the recalled memories in the system prompt.
+        remember: Offer each turn to long-term memory after the agent runs.
+        remember_roles: Message types offered (``"human"``, ``"ai"``).
+        tools: Also give the agent ``search_memory`` / ``save_memory`` /
+            ``forget_memory`` tools, to manage memory itself.
+    """
+
+    state_schema = AgentMemoryState
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        *,
+        k: int = 4,
+        min_score: float | None = None,
+        mode: str = "hybrid",
+        user_key: str = "user_id",
+        header: str = DEFAULT_HEADER,
+        remember: bool = True,
+        remember_roles: Sequence[str] = ("human", "ai"),
+        tools: bool = False,
+    ) -> None:
+        super().__init__()
+        self.memory = check_memory(memory)
+        self.k = check_k(k)
+        self.min_score = None if min_score is None else float(min_score)
+        self.mode = mode
+        self.user_key = check_name(user_key, what="user_key")
+        self.header = header
+        self.remember = bool(remember)
+        self.remember_roles = check_roles(remember_roles)
+        self.tools = memory_tools(self.memory, user_key=self.user_key, k=self.k) if tools else []
+
+    # -- who and where -----------------------------------------------------------------------
+    def _namespace(self, runtime: Runtime[Any]) -> tuple[str, str | None]:
+        try:
+            config = get_config()
+        except RuntimeError:  # called outside a graph run
+            config = {}
+        namespace = user_namespace(config, self.user_key, context=runtime.context)
+        return namespace, run_thread(config)
+
+    def _recalled(self, records: list[MemoryRecord]) -> dict[str, Any]:
+        if self.min_score is not None:
+            records = [r for r in records if r.score is not None and r.score >= self.min_score]
+        return {"agentmem_memories": records_as_state(records)}
+
+    # -- recall ----------------------------------------------------------------------------
+    def before_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Recall the memories relevant to the newest human message."""
+        namespace, _ = self._namespace(runtime)
+        query = latest_query(state["messages"])
+        if query is None:
+            return {"agentmem_memories": []}
+        return self._recalled(
+            self.memory.search(query, namespace=namespace, k=self.k, mode=self.mode)
+        )
+
+    async def abefore_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Async :meth:`before_agent`."""
+        namespace, _ = self._namespace(runtime)
+        query = latest_query(state["messages"])
+        if query is None:
+            return {"agentmem_memories": []}
+        found = await self.memory.asearch(query, namespace=namespace, k=self.k, mode=self.mode)
+        return self._recalled(found)
+
+    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        recalled = cast("list[dict[str, Any]]", request.state.get("agentmem_memories") or [])
+        text = format_memories(recalled, self.header)
+        if not text:
+            return request
+        return request.override(system_message=with_memories(request.system_message, text))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """Append the recalled memories to the system prompt of each model call."""
+        return handler(self._request(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        """Async :meth:`wrap_model_call`."""
+        return await handler(self._request(request))
+
+    # -- remember --------------------------------------------------------------------------
+    def _turn(self, state: AgentMemoryState) -> tuple[list[tuple[Any, str]], dict[str, Any]]:
+        messages = state["messages"]
+        items = turn_items(messages, self.remember_roles, state.get("agentmem_remembered") or ())
+        start = latest_human(messages)
+        done = [] if start is None else [m.id for m in messages[start:] if m.id is not None]
+        return items, {"agentmem_remembered": done}
+
+    def after_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Offer the turn to long-term memory (the policy decides what is kept)."""
+        if not self.remember:
+            return None
+        namespace, thread = self._namespace(runtime)
+        items, update = self._turn(state)
+        for message, text in items:
+            self.memory.add(
+                text,
+                namespace=namespace,
+                thread=thread,
+                metadata={"role": message.type, "source": "agent"},
+            )
+        return update
+
+    async def aafter_agent(
+        self, state: AgentMemoryState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async :meth:`after_agent`."""
+        if not self.remember:
+            return None
+        namespace, thread = self._namespace(runtime)
+        items, update = self._turn(state)
+        for message, text in items:
+            await self.memory.aadd(
+                text,
+                namespace=namespace,
+                thread=thread,
+                metadata={"role": message.type, "source": "agent"},
+            )
+        return update
+
+    def __repr__(self) -> str:
+        return (
+            f"AgentMemoryMiddleware({self.memory!r}, k={self.k}, user_key={self.user_key!r}, "
+            f"remember={self.remember}, tools={bool(self.tools)})"
+        )

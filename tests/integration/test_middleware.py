@@ -1,0 +1,208 @@
+"""``AgentMemoryMiddleware`` and the memory tools in ``create_agent``.
+
+Recall and retention run on the real model and real SQLite. The chat model is a
+recording fake where its words do not matter; the tool-calling agent runs the real
+``ChatOpenAI`` against the local scripted OpenAI-protocol server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_agentmem import (
+    AgentMemory,
+    AgentMemoryMiddleware,
+    InvalidInputError,
+    InvalidTypeError,
+    OpKind,
+    memory_tools,
+)
+from tests.fakes import RecordingChatModel
+from tests.openai_server import ScriptedOpenAIServer, tool_call
+
+
+def cfg(user: str, thread: str) -> RunnableConfig:
+    return {"configurable": {"user_id": user, "thread_id": thread}}
+
+
+def ask(text: str) -> dict[str, Any]:
+    return {"messages": [HumanMessage(text)]}
+
+
+def test_recall_across_threads_into_the_system_prompt(memory: AgentMemory) -> None:
+    llm = RecordingChatModel.replying("Noted.", "You are vegetarian.", "No idea.")
+    agent = create_agent(
+        llm,
+        system_prompt="You are a cook.",
+        middleware=[AgentMemoryMiddleware(memory, k=2)],
+        checkpointer=InMemorySaver(),
+    )
+    agent.invoke(ask("I am vegetarian."), cfg("alice", "t1"))
+    assert "Relevant memories" not in llm.prompt_text(0)  # nothing to recall yet
+
+    out = agent.invoke(ask("Suggest a dinner for me."), cfg("alice", "t2"))
+    system = llm.prompts[1][0]
+    assert isinstance(system, SystemMessage)
+    assert system.text.startswith("You are a cook.\n\nRelevant memories")
+    assert "- I am vegetarian." in system.text
+    # Recall is put in the prompt, not in the conversation.
+    assert [m.type for m in out["messages"]] == ["human", "ai"]
+    assert "agentmem_memories" not in out
+
+    decisions = memory.decisions("alice")
+    assert [d.kind for d in decisions] == [OpKind.ADD] * 4
+    assert {(r.text, r.thread, r.metadata["role"]) for r in memory.records("alice")} >= {
+        ("I am vegetarian.", "t1", "human"),
+        ("Noted.", "t1", "ai"),
+    }
+
+    agent.invoke(ask("Suggest a dinner for me."), cfg("bob", "t3"))
+    assert "vegetarian" not in llm.prompt_text(2)
+    assert {r.text for r in memory.records("bob")} == {"Suggest a dinner for me.", "No idea."}
+
+
+async def test_async_agent(memory: AgentMemory) -> None:
+    llm = RecordingChatModel.replying("Noted.")
+    agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory)])
+    await agent.ainvoke(ask("My bike is a red Peugeot."), cfg("alice", "a1"))
+    await agent.ainvoke(ask("What bike do I ride?"), cfg("alice", "a2"))
+    assert "My bike is a red Peugeot." in llm.prompt_text(1)
+    chunks = [c async for c in agent.astream(ask("Colour of my bike?"), cfg("alice", "a3"))]
+    assert chunks
+    assert "red Peugeot" in llm.prompt_text(2)
+
+
+@dataclass
+class Ctx:
+    user_id: str
+
+
+def test_user_from_the_run_context(memory: AgentMemory) -> None:
+    llm = RecordingChatModel.replying("OK.")
+    agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory)], context_schema=Ctx)
+    agent.invoke(ask("I speak Basque."), context=Ctx("maite"))
+    agent.invoke(ask("Which language do I speak?"), context=Ctx("maite"))
+    assert "I speak Basque." in llm.prompt_text(1)
+    assert memory.namespaces() == ["maite"]
+    # Config and context naming two different users: refused, nothing written.
+    with pytest.raises(InvalidInputError, match="two users"):
+        agent.invoke(
+            ask("I speak Welsh."), {"configurable": {"user_id": "other"}}, context=Ctx("maite")
+        )
+    assert "I speak Welsh." not in {r.text for r in memory.records("maite")}
+    assert memory.namespaces() == ["maite"]
+
+
+def test_missing_user_id(memory: AgentMemory) -> None:
+    agent = create_agent(RecordingChatModel.replying(), middleware=[AgentMemoryMiddleware(memory)])
+    with pytest.raises(InvalidInputError, match="no user id"):
+        agent.invoke(ask("My PIN is 1234."), {"configurable": {"thread_id": "t"}})
+    assert memory.namespaces() == []
+
+
+def test_added_twice_is_refused(memory: AgentMemory) -> None:
+    mw = AgentMemoryMiddleware(memory)
+    with pytest.raises(AssertionError, match="duplicate middleware"):
+        create_agent(RecordingChatModel.replying(), middleware=[mw, mw])
+    with pytest.raises(AssertionError, match="duplicate middleware"):
+        create_agent(
+            RecordingChatModel.replying(),
+            middleware=[mw, AgentMemoryMiddleware(memory, k=1)],
+        )
+
+
+def test_non_text_message_is_a_no_op(memory: AgentMemory) -> None:
+    memory.add("My cat is called Miso.", namespace="alice")
+    llm = RecordingChatModel.replying("A cat picture.")
+    agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory, remember_roles=("human",))])
+    image = HumanMessage(content=[{"type": "image", "url": "https://example.com/cat.png"}])
+    agent.invoke({"messages": [image]}, cfg("alice", "img"))
+    assert not isinstance(llm.prompts[0][0], SystemMessage)  # nothing recalled
+    assert [r.text for r in memory.records("alice")] == ["My cat is called Miso."]
+
+
+def test_remember_off_and_min_score(memory: AgentMemory) -> None:
+    memory.add("I play the cello.", namespace="alice")
+    llm = RecordingChatModel.replying("OK.")
+    agent = create_agent(
+        llm,
+        middleware=[AgentMemoryMiddleware(memory, remember=False, mode="dense", min_score=0.99)],
+    )
+    agent.invoke(ask("What instrument do I play?"), cfg("alice", "t"))
+    assert "cello" not in llm.prompt_text(0)  # below min_score
+    assert len(memory.records("alice")) == 1  # remember=False
+
+
+def test_bad_arguments(memory: AgentMemory) -> None:
+    with pytest.raises(InvalidTypeError, match="AgentMemory"):
+        AgentMemoryMiddleware(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="k must be"):
+        AgentMemoryMiddleware(memory, k=0)
+    with pytest.raises(InvalidInputError, match="remember_roles"):
+        AgentMemoryMiddleware(memory, remember_roles=("robot",))
+
+
+# -- tools, through the real ChatOpenAI and the local server ----------------------------------
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as srv:
+        yield srv
+
+
+def openai(server: ScriptedOpenAIServer, **kw: Any) -> ChatOpenAI:
+    return ChatOpenAI(model="scripted", base_url=server.url, api_key="test", max_retries=0, **kw)
+
+
+def test_memory_tools_save_search_forget(memory: AgentMemory, server: ScriptedOpenAIServer) -> None:
+    mw = AgentMemoryMiddleware(memory, remember=False, tools=True)
+    agent = create_agent(openai(server), middleware=[mw])
+    server.add(tool_call("save_memory", text="Alice is allergic to nuts."), "Saved.")
+    agent.invoke(ask("Remember: I am allergic to nuts."), cfg("alice", "t1"))
+    tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert tools == ["search_memory", "save_memory", "forget_memory"]
+    (record,) = memory.records("alice")
+    assert record.text == "Alice is allergic to nuts."
+    assert record.metadata["source"] == "tool"
+    assert record.thread == "t1"
+    tool_result = server.requests[1]["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert tool_result["content"].startswith(f"ADD {record.id}")
+
+    server.add(tool_call("search_memory", query="allergies"), "You are allergic to nuts.")
+    agent.invoke(ask("What am I allergic to?"), cfg("alice", "t2"))
+    assert (
+        f"[{record.id}] Alice is allergic to nuts."
+        in server.requests[-1]["messages"][-1]["content"]
+    )
+
+    # Bob's agent cannot forget (or see) alice's memory, even with its id.
+    server.add(tool_call("forget_memory", memory_id=record.id), "Done.")
+    agent.invoke(ask("Forget that."), cfg("bob", "t3"))
+    assert "No memory" in server.requests[-1]["messages"][-1]["content"]
+    assert len(memory.records("alice")) == 1
+
+    server.add(tool_call("forget_memory", memory_id=record.id), "Forgotten.")
+    agent.invoke(ask("Forget my allergy."), cfg("alice", "t4"))
+    assert memory.records("alice") == []
+    assert memory.decisions("alice")[-1].kind is OpKind.DELETE
+
+
+async def test_memory_tools_async(memory: AgentMemory, server: ScriptedOpenAIServer) -> None:
+    agent = create_agent(openai(server), tools=memory_tools(memory))
+    server.add(tool_call("save_memory", text="I run marathons."), "Saved.")
+    await agent.ainvoke(ask("Remember I run marathons."), cfg("alice", "t1"))
+    server.add(tool_call("search_memory", query="sport"), "Marathons.")
+    await agent.ainvoke(ask("Which sport do I do?"), cfg("alice", "t2"))
+    assert "I run marathons." in server.requests[-1]["messages"][-1]["content"]
+    with pytest.raises(InvalidInputError, match="no user id"):
+        server.add(tool_call("search_memory", query="sport"), "?")
+        await agent.ainvoke(ask("Which sport?"), {"configurable": {}})

@@ -1,0 +1,225 @@
+"""A small local server speaking the OpenAI chat-completions protocol, for wiring tests.
+
+It runs ``http.server`` in a thread on 127.0.0.1 (an ephemeral port), records the JSON
+body of every request, and answers from a script: plain text, tool calls, or a function
+of the request. ``"stream": true`` requests get server-sent events chunk by chunk, as
+OpenAI sends them (``data: {...}`` lines, then ``data: [DONE]``).
+
+Usage:
+    .. code-block:: python
+
+        from langchain_openai import ChatOpenAI
+        from tests.openai_server import ScriptedOpenAIServer, tool_call
+
+        with ScriptedOpenAIServer("Hello!", tool_call("search_memory", query="cat")) as server:
+            llm = ChatOpenAI(model="scripted", base_url=server.url, api_key="test")
+            llm.invoke("hi")
+            assert server.requests[-1]["messages"][-1]["content"] == "hi"
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
+"""Text, ``{"content": ..., "tool_calls": [...]}``, or a function of the request body."""
+
+_ids = itertools.count(1)
+
+
+def tool_call(name: str, **args: Any) -> dict[str, Any]:
+    """A scripted reply that calls one tool with ``args``."""
+    return {"content": "", "tool_calls": [{"name": name, "args": args}]}
+
+
+def _normalise(reply: str | dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(reply, str):
+        return reply, []
+    calls = [
+        {
+            "id": f"call_{next(_ids)}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": json.dumps(c.get("args", {}))},
+        }
+        for c in reply.get("tool_calls", [])
+    ]
+    return reply.get("content") or "", calls
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of one request message (string content or text parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+class ScriptedOpenAIServer:
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint answering from a script.
+
+    Args:
+        replies: Answers given in turn; when the script runs out, ``default`` is used.
+        default: The answer once the script is spent.
+    """
+
+    def __init__(self, *replies: Reply, default: Reply = "OK.") -> None:
+        self.script: deque[Reply] = deque(replies)
+        self.default = default
+        self.requests: list[dict[str, Any]] = []
+        """Every request body received, oldest first."""
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The ``base_url`` to give ``ChatOpenAI`` (``http://127.0.0.1:PORT/v1``)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def add(self, *replies: Reply) -> None:
+        """Append answers to the script."""
+        with self._lock:
+            self.script.extend(replies)
+
+    def prompt_text(self, index: int = -1) -> str:
+        """All message texts of request ``index`` joined by newlines (system prompt too)."""
+        return "\n".join(message_text(m) for m in self.requests[index]["messages"])
+
+    def start(self) -> ScriptedOpenAIServer:
+        """Start serving in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _answer(self, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        with self._lock:
+            self.requests.append(body)
+            reply = self.script.popleft() if self.script else self.default
+        if callable(reply):
+            reply = reply(body)
+        return _normalise(reply)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: tests read ``requests`` instead."""
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                content, calls = server._answer(body)
+                model = body.get("model", "scripted")
+                created = int(time.time())
+                cid = f"chatcmpl-{next(_ids)}"
+                finish = "tool_calls" if calls else "stop"
+                usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+                if not body.get("stream"):
+                    message: dict[str, Any] = {"role": "assistant", "content": content}
+                    if calls:
+                        message["tool_calls"] = calls
+                    self._json(
+                        200,
+                        {
+                            "id": cid,
+                            "object": "chat.completion",
+                            "created": created,
+                            "model": model,
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                            "usage": usage,
+                        },
+                    )
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for delta, reason in self._deltas(content, calls, finish):
+                    self._event(
+                        {
+                            "id": cid,
+                            "object": "chat.completion.chunk",
+                            "created": created,
+                            "model": model,
+                            "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
+                        }
+                    )
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    self._event(
+                        {
+                            "id": cid,
+                            "object": "chat.completion.chunk",
+                            "created": created,
+                            "model": model,
+                            "choices": [],
+                            "usage": usage,
+                        }
+                    )
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+            @staticmethod
+            def _deltas(
+                content: str, calls: list[dict[str, Any]], finish: str
+            ) -> Iterator[tuple[dict[str, Any], str | None]]:
+                yield {"role": "assistant", "content": ""}, None
+                words = content.split(" ")
+                for i, word in enumerate(words):
+                    if word or i:
+                        yield {"content": word if i == 0 else f" {word}"}, None
+                for n, call in enumerate(calls):
+                    args = call["function"]["arguments"]
+                    head = {
+                        "index": n,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                    yield {"tool_calls": [head]}, None
+                    half = len(args) // 2
+                    for part in (args[:half], args[half:]):
+                        yield {"tool_calls": [{"index": n, "function": {"arguments": part}}]}, None
+                yield {}, finish
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+                self.wfile.flush()
+
+        return Handler
