@@ -25,6 +25,7 @@ from langchain_agentmem.integrations.graph import (
 )
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
+from langchain_agentmem.integrations.store import AgentMemoryStore
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
 from langchain_agentmem.memory import AgentMemory
@@ -37,6 +38,7 @@ __all__ = [
     "AgentMemoryMiddleware",
     "AgentMemoryRecall",
     "AgentMemoryRetriever",
+    "AgentMemoryStore",
     "AgentMemoryVectorStore",
     "BufferChatMessageHistory",
     "Decision",

@@ -8,6 +8,7 @@ EXPECTED_ALL = [
     "AgentMemoryMiddleware",
     "AgentMemoryRecall",
     "AgentMemoryRetriever",
+    "AgentMemoryStore",
     "AgentMemoryVectorStore",
     "BufferChatMessageHistory",
     "Decision",
