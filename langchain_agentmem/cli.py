@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--user", default="demo-user", help="namespace of the demo user")
     demo.add_argument("--k", type=int, default=3, help="memories recalled per question")
     demo.set_defaults(func=_demo)
+
+    from langchain_agentmem.bench.cli import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 

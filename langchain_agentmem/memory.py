@@ -6,11 +6,13 @@ import asyncio
 import os
 import threading
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
 
@@ -25,6 +27,7 @@ from langchain_agentmem.embeddings import (
 )
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
 from langchain_agentmem.index import DenseIndex, LexicalIndex, check_mode, fuse
+from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.ops import apply_ops
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.types import (
@@ -90,8 +93,10 @@ class _NamespaceView:
     last_seq: int = 0
     rid_of: dict[str, int] = field(default_factory=dict)
     rows: dict[int, RecordRow] = field(default_factory=dict)
+    saved_seq: int = -1
+    """Change sequence of the index file on disk (-1: none written by this process)."""
 
-    def put(self, row: RecordRow) -> None:
+    def put(self, row: RecordRow, *, dense: bool = True) -> None:
         dims = int(row.embedding.shape[0])
         if self.index is None:
             self.index = DenseIndex(dims)
@@ -101,7 +106,8 @@ class _NamespaceView:
                 f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
                 "embedding model for one store, or open a new store"
             )
-        self.index.add([row.rid], row.embedding.reshape(1, -1))
+        if dense:
+            self.index.add([row.rid], row.embedding.reshape(1, -1))
         self.lexical.add([row.rid], [row.text])
         self.rid_of[row.id] = row.rid
         # Keep stats light: the embedding lives in the index.
@@ -156,6 +162,9 @@ class AgentMemory:
             ``None`` for the bundled all-MiniLM-L6-v2.
         policy: Name of a policy (see :func:`available_policies`) or a policy object.
         capacity: Most long-term records per namespace (policies that forget need it).
+        persist_indexes: Save dense indexes next to a SQLite store file (in
+            ``<file>.indexes/``) on :meth:`close` and load them on open, so a large namespace
+            need not be re-indexed; they are rebuilt from the store whenever they do not match.
     """
 
     def __init__(
@@ -165,12 +174,17 @@ class AgentMemory:
         embeddings: Embeddings | str | os.PathLike[str] | None = None,
         policy: str | MemoryPolicy = "keep_all",
         capacity: int | None = None,
+        persist_indexes: bool = True,
     ) -> None:
         self.policy = make_policy(policy, capacity)
         self.embeddings = resolve_embeddings(embeddings)
         self.backend: Backend = open_backend(url)
         self._views: dict[str, _NamespaceView] = {}
         self._lock = threading.RLock()
+        self._index_files: IndexFiles | None = None
+        path = getattr(self.backend, "path", None)
+        if persist_indexes and isinstance(path, str) and path != ":memory:":
+            self._index_files = IndexFiles.beside(path)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -184,8 +198,30 @@ class AgentMemory:
         return self.policy.capacity
 
     def close(self) -> None:
-        """Close the store."""
-        self.backend.close()
+        """Save changed indexes (see ``persist_indexes``) and close the store."""
+        with self._lock:
+            self.save_indexes()
+            self.backend.close()
+
+    def save_indexes(self) -> None:
+        """Write the dense index of every namespace changed since it was last saved."""
+        if self._index_files is None:
+            return
+        with self._lock:
+            for namespace, view in self._views.items():
+                if view.index is not None and view.saved_seq != view.last_seq:
+                    try:
+                        self._index_files.save(namespace, view.index, view.last_seq)
+                    except OSError as exc:
+                        # A cache that cannot be written costs a rebuild next time, no data.
+                        warnings.warn(
+                            f"could not save the index of namespace {namespace!r} ({exc}); "
+                            "it will be rebuilt from the store next time",
+                            RuntimeWarning,
+                            stacklevel=2,
+                        )
+                        continue
+                    view.saved_seq = view.last_seq
 
     def __enter__(self) -> AgentMemory:
         return self
@@ -202,10 +238,7 @@ class AgentMemory:
         with self._lock:
             view = self._views.get(namespace)
             if view is None:
-                view = _NamespaceView()
-                view.last_seq = self.backend.last_seq(namespace)
-                for row in self.backend.iter_records(namespace):
-                    view.put(row)
+                view = self._open_view(namespace)
                 self._views[namespace] = view
                 return view
             changes = self.backend.changes_since(namespace, view.last_seq)
@@ -222,6 +255,61 @@ class AgentMemory:
                     view.put(found)
             view.last_seq = changes[-1].seq
             return view
+
+    def _open_view(self, namespace: str) -> _NamespaceView:
+        """Load a namespace from the store, reusing its saved dense index when it matches."""
+        view = _NamespaceView()
+        view.last_seq = self.backend.last_seq(namespace)
+        rows = list(self.backend.iter_records(namespace))
+        if self._index_files is None or not rows:
+            if rows:
+                self._fill(view, rows)
+            return view
+        dims = int(rows[0].embedding.shape[0])
+        loaded = self._index_files.load(namespace, store_seq=view.last_seq, dimensions=dims)
+        why = loaded if isinstance(loaded, str) else None
+        if not isinstance(loaded, str):
+            index = loaded.index
+            live = {row.rid: row for row in rows}
+            index.keep_only(set(live))
+            # Records changed after the index was saved get their current vectors.
+            changed = {
+                rid
+                for c in self.backend.changes_since(namespace, loaded.seq)
+                for rid in c.record_ids
+            }
+            present = index.live_keys()
+            fresh = [row for row in rows if row.id in changed or row.rid not in present]
+            if fresh:
+                index.add([r.rid for r in fresh], np.stack([r.embedding for r in fresh]))
+            if index.live_keys() == set(live):
+                view.index = index
+                for row in rows:
+                    view.put(row, dense=False)
+                view.saved_seq = loaded.seq if not fresh else -1
+                return view
+            why = "its keys do not match the store"
+        if why != "no saved index" or self._index_files.any_file(namespace):
+            warnings.warn(
+                f"index of namespace {namespace!r} rebuilt from the store: {why}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        self._fill(view, rows)
+        if view.index is not None and view.index.approximate:
+            # A graph is costly to build: keep it even if the process never closes cleanly.
+            self._index_files.save(namespace, view.index, view.last_seq)
+            view.saved_seq = view.last_seq
+        return view
+
+    @staticmethod
+    def _fill(view: _NamespaceView, rows: list[RecordRow]) -> None:
+        """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
+        for row in rows:
+            view.put(row, dense=False)
+        index = DenseIndex(int(rows[0].embedding.shape[0]))
+        index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
+        view.index = index
 
     def _state(self, namespace: str, candidate: Candidate) -> MemoryState:
         view = self._view(namespace)

@@ -1,4 +1,11 @@
-"""Exact inner-product faiss index over L2-normalised vectors (cosine similarity)."""
+"""Inner-product faiss index over L2-normalised vectors (cosine similarity).
+
+Exact (``IndexFlatIP``) while small; past :data:`HNSW_THRESHOLD` vectors it switches to an
+approximate HNSW graph. HNSW cannot delete, so there each stored id carries a generation
+(``rid << GEN_BITS | gen``): an update adds the vector under the next generation, and
+entries whose generation is not the newest, or whose key was deleted, are skipped at search
+time and dropped when the graph is compacted.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ from collections.abc import Sequence
 
 import faiss
 import numpy as np
+import numpy.typing as npt
 
 from langchain_agentmem.types import Vector
 
@@ -14,34 +22,189 @@ from langchain_agentmem.types import Vector
 # needs: a single-query search gains nothing from them (measured: search 20 ms -> 11 ms).
 faiss.omp_set_num_threads(int(os.environ.get("AGENTMEM_FAISS_THREADS", "1")))
 
+HNSW_THRESHOLD = int(os.environ.get("AGENTMEM_HNSW_THRESHOLD", "20000"))
+"""Vectors in one namespace past which search goes approximate (see benchmarks/scale.py)."""
+HNSW_M = 32
+HNSW_EF_SEARCH = 64
+HNSW_EF_CONSTRUCTION = 64
+GEN_BITS = 16
+_GEN_MASK = (1 << GEN_BITS) - 1
+COMPACT_SHARE = 0.25
+"""Share of dead HNSW entries past which the graph is rebuilt from the live vectors."""
+
+
+def _ids(rids: Sequence[int]) -> npt.NDArray[np.int64]:
+    return np.asarray(rids, dtype=np.int64)
+
 
 class DenseIndex:
-    """A faiss ``IndexIDMap2(IndexFlatIP)`` keyed by the store's integer record keys."""
+    """Cosine search over vectors keyed by the store's integer record keys."""
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, *, hnsw_threshold: int | None = None) -> None:
         self.dimensions = dimensions
-        self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimensions))
+        self.hnsw_threshold = HNSW_THRESHOLD if hnsw_threshold is None else hnsw_threshold
+        self._index: faiss.Index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimensions))
+        self._approximate = False
+        self._gen: dict[int, int] = {}  # live key -> newest generation (HNSW only)
+        self._dead = 0
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def approximate(self) -> bool:
+        """Whether searches go through the HNSW graph."""
+        return self._approximate
 
     def __len__(self) -> int:
-        return int(self._index.ntotal)
+        return len(self._gen) if self._approximate else int(self._index.ntotal)
 
+    @property
+    def faiss_index(self) -> faiss.Index:
+        """The underlying faiss index (for persistence)."""
+        return self._index
+
+    # -- writes --------------------------------------------------------------------------------
     def add(self, rids: Sequence[int], vectors: Vector) -> None:
         """Add vectors under ``rids`` (replacing any already there)."""
         if not len(rids):
             return
-        self.remove(rids)
-        ids = np.asarray(rids, dtype=np.int64)
-        self._index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(rids), -1)
+        if not self._approximate:
+            self.remove(rids)
+            self._index.add_with_ids(vectors, _ids(rids))  # type: ignore[call-arg]
+            if len(self) > self.hnsw_threshold:
+                self._to_hnsw()
+            return
+        if any(self._gen.get(int(rid)) == _GEN_MASK for rid in rids):
+            self._compact()  # generations would wrap: start them afresh
+        labels = []
+        for rid in rids:
+            gen = self._gen.get(int(rid))
+            if gen is not None:
+                self._dead += 1
+            gen = 0 if gen is None else (gen + 1) & _GEN_MASK
+            self._gen[int(rid)] = gen
+            labels.append((int(rid) << GEN_BITS) | gen)
+        self._index.add_with_ids(vectors, _ids(labels))  # type: ignore[call-arg]
+        self._maybe_compact()
 
     def remove(self, rids: Sequence[int]) -> None:
         """Remove ``rids`` (missing ones are ignored)."""
-        if len(rids) and len(self):
-            self._index.remove_ids(np.asarray(rids, dtype=np.int64))  # type: ignore[arg-type]
+        if not len(rids):
+            return
+        if not self._approximate:
+            if len(self):
+                self._index.remove_ids(_ids(rids))  # type: ignore[arg-type]
+            return
+        for rid in rids:
+            if self._gen.pop(int(rid), None) is not None:
+                self._dead += 1
+        self._maybe_compact()
 
+    def _live(self) -> tuple[npt.NDArray[np.int64], Vector]:
+        """Keys and vectors of every live entry."""
+        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)  # type: ignore[attr-defined]
+        vectors = self._index.index.reconstruct_n(0, int(self._index.ntotal))  # type: ignore[attr-defined]
+        if not self._approximate:
+            return ids, vectors
+        rids, gens = ids >> GEN_BITS, ids & _GEN_MASK
+        keep = np.fromiter(
+            (self._gen.get(int(r)) == int(g) for r, g in zip(rids, gens, strict=True)),
+            dtype=bool,
+            count=len(ids),
+        )
+        return rids[keep], vectors[keep]
+
+    def _to_hnsw(self) -> None:
+        rids, vectors = self._live()
+        self._build_hnsw(rids, vectors)
+
+    def _build_hnsw(self, rids: npt.NDArray[np.int64], vectors: Vector) -> None:
+        graph = faiss.IndexHNSWFlat(self.dimensions, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        graph.hnsw.efSearch = HNSW_EF_SEARCH
+        index = faiss.IndexIDMap2(graph)
+        index.add_with_ids(np.ascontiguousarray(vectors), rids << GEN_BITS)  # type: ignore[call-arg]
+        self._index = index
+        self._approximate = True
+        self._gen = {int(r): 0 for r in rids}
+        self._dead = 0
+
+    def _maybe_compact(self) -> None:
+        if self._dead > COMPACT_SHARE * max(int(self._index.ntotal), 1):
+            self._compact()
+
+    def _compact(self) -> None:
+        rids, vectors = self._live()
+        self._build_hnsw(rids, vectors)
+
+    # -- reads ---------------------------------------------------------------------------------
     def search(self, query: Vector, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest keys with their cosine similarity, best first."""
         n = min(k, len(self))
         if n == 0:
             return []
-        scores, ids = self._index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), n)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        q = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        if not self._approximate:
+            scores, ids = self._index.search(q, n)  # type: ignore[call-arg]
+            return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        fetch = min(n + self._dead, int(self._index.ntotal))
+        params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
+        params.efSearch = max(HNSW_EF_SEARCH, fetch)
+        scores, ids = self._index.search(q, fetch, params=params)  # type: ignore[call-arg]
+        out = []
+        for label, score in zip(ids[0], scores[0], strict=True):
+            if label < 0:
+                continue
+            rid, gen = int(label) >> GEN_BITS, int(label) & _GEN_MASK
+            if self._gen.get(rid) == gen:
+                out.append((rid, float(score)))
+                if len(out) == n:
+                    break
+        return out
+
+    # -- persistence ---------------------------------------------------------------------------
+    @classmethod
+    def from_faiss(
+        cls, index: faiss.Index, dimensions: int, *, hnsw_threshold: int | None = None
+    ) -> DenseIndex:
+        """Wrap an index read back with ``faiss.read_index`` (made by :attr:`faiss_index`).
+
+        Raises:
+            ValueError: the index is not one this class writes, or has other dimensions.
+        """
+        self = cls(dimensions, hnsw_threshold=hnsw_threshold)
+        if not isinstance(index, faiss.IndexIDMap2) or index.d != dimensions:
+            raise ValueError("not an IndexIDMap2 of the expected dimensions")
+        inner = faiss.downcast_index(index.index)
+        self._index = index
+        if isinstance(inner, faiss.IndexHNSWFlat):
+            self._approximate = True
+            ids = faiss.vector_to_array(index.id_map).astype(np.int64)
+            newest: dict[int, int] = {}
+            for label in ids.tolist():
+                rid, gen = label >> GEN_BITS, label & _GEN_MASK
+                newest[rid] = max(newest.get(rid, -1), gen)
+            self._gen = newest
+            self._dead = len(ids) - len(newest)
+            inner.hnsw.efSearch = HNSW_EF_SEARCH
+        elif not isinstance(inner, faiss.IndexFlatIP):
+            raise ValueError(f"unexpected inner index {type(inner).__name__}")
+        return self
+
+    def keep_only(self, rids: set[int]) -> None:
+        """Forget entries whose key is not in ``rids`` (after reading back a saved index)."""
+        if self._approximate:
+            gone = [rid for rid in self._gen if rid not in rids]
+            for rid in gone:
+                del self._gen[rid]
+            self._dead += len(gone)
+            self._maybe_compact()
+        else:
+            ids = faiss.vector_to_array(self._index.id_map)  # type: ignore[attr-defined]
+            self.remove([int(i) for i in ids if int(i) not in rids])
+
+    def live_keys(self) -> set[int]:
+        """The live keys."""
+        if self._approximate:
+            return set(self._gen)
+        return {int(i) for i in faiss.vector_to_array(self._index.id_map)}  # type: ignore[attr-defined]

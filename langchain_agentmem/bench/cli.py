@@ -1,0 +1,142 @@
+"""``agentmem bench locomo``: the command-line face of the bench runner."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from langchain_agentmem.errors import InvalidInputError
+
+
+def _ks(value: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in value.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--k takes comma-separated integers such as 1,5,10,20, got {value!r}"
+        ) from None
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError(f"--k values must be >= 1, got {value!r}")
+    return ks
+
+
+def add_bench_parser(subparsers: Any) -> None:
+    """Add ``bench locomo`` to the ``agentmem`` sub-commands."""
+    bench = subparsers.add_parser("bench", help="measure recall and speed on public benchmarks")
+    which = bench.add_subparsers(dest="bench", required=True)
+    locomo = which.add_parser(
+        "locomo",
+        help="evidence recall@k of each search mode and baselines on LoCoMo conversations",
+    )
+    locomo.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    locomo.add_argument("--out", required=True, help="where to write the results (JSON)")
+    locomo.add_argument("--k", type=_ks, default=[1, 5, 10, 20], help="cut-offs, e.g. 1,5,10,20")
+    locomo.add_argument("--plot", default=None, help="also draw recall@k per method to this PNG")
+    locomo.add_argument(
+        "--embeddings", default=None, help="sentence-transformers model folder (default: bundled)"
+    )
+    locomo.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads for the embedding model (1 holds up best on a busy machine)",
+    )
+    locomo.add_argument("--no-progress", action="store_true", help="no progress bar")
+    locomo.set_defaults(func=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run ``bench locomo`` with parsed arguments; print a summary table."""
+    from langchain_agentmem.bench.locomo import load_locomo
+    from langchain_agentmem.bench.runner import run_locomo
+    from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.memory import AgentMemory
+
+    try:
+        conversations, report = load_locomo(args.data)
+    except InvalidInputError as exc:
+        print(f"agentmem bench: {exc}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(f"note: {line}", file=sys.stderr)
+    if args.torch_threads >= 1:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+    embeddings = resolve_embeddings(args.embeddings)
+    with tempfile.TemporaryDirectory(prefix="agentmem-bench-") as tmp:
+
+        def factory() -> AgentMemory:
+            return AgentMemory(f"sqlite:///{Path(tmp) / 'locomo.db'}", embeddings=embeddings)
+
+        result = run_locomo(
+            conversations,
+            memory_factory=factory,
+            ks=args.k,
+            report=report,
+            progress=not args.no_progress,
+        )
+    result["data"] = str(args.data)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(format_summary(result))
+    if args.plot:
+        plot_recall(result, args.plot)
+    return 0
+
+
+def format_summary(result: dict[str, Any]) -> str:
+    """Recall table (overall and per category) and timing ratios as plain text."""
+    ks = result["ks"]
+    k = 10 if 10 in ks else ks[-1]
+    cats = list(next(iter(result["retrieval"].values()))["categories"])
+    head = f"{'method':<20}" + "".join(f"{'R@' + str(x):>8}" for x in ks)
+    head += "".join(f"{c[:11]:>12}" for c in cats) + f"{'hit@' + str(k):>8}"
+    lines = [f"evidence recall@k; per category: recall@{k}", head]
+    for method, r in result["retrieval"].items():
+        row = f"{method:<20}" + "".join(f"{r[f'recall@{x}']:>8.3f}" for x in ks)
+        row += "".join(f"{r['categories'][c][f'recall@{k}']:>12.3f}" for c in cats)
+        lines.append(row + f"{r[f'hit@{k}']:>8.3f}")
+    t = result["timing"]
+    lines += [
+        "",
+        f"add p50 {t['add_p50_ms']:.1f} ms, p95 {t['add_p95_ms']:.1f} ms; bare embedding p50 "
+        f"{t['bare_embed_p50_ms']:.1f} ms -> add/bare {t['add_p50_over_bare_embed_p50']:.2f}x",
+        f"ingest {t['ingest_turns_per_s']} turns/s (bare embedding {t['bare_embed_turns_per_s']}"
+        " turns/s)",
+        f"bare query embedding + bare faiss: p50 {t['bare_embed_plus_faiss_p50_ms']:.1f} ms, "
+        f"p95 {t['bare_embed_plus_faiss_p95_ms']:.1f} ms",
+    ]
+    for mode, s in t["search"].items():
+        lines.append(
+            f"search {mode:<8} p50 {s['p50_ms']:.1f} ms ({s['p50_over_bare']:.2f}x), "
+            f"p95 {s['p95_ms']:.1f} ms ({s['p95_over_bare']:.2f}x)"
+        )
+    return "\n".join(lines)
+
+
+def plot_recall(result: dict[str, Any], path: str) -> None:
+    """Recall@k curves of every method, to a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = result["ks"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, r in result["retrieval"].items():
+        ax.plot(ks, [r[f"recall@{k}"] for k in ks], marker="o", label=method)
+    ax.set_xlabel("k")
+    ax.set_ylabel("evidence recall@k")
+    ax.set_title("LoCoMo, categories 1-4")
+    ax.set_xticks(ks)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,273 @@
+"""The LoCoMo retrieval bench: our search modes next to baselines, with timing ratios."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import bm25s
+import faiss
+import numpy as np
+from tqdm import tqdm
+
+from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, LoadReport, Turn
+from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
+from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
+from langchain_agentmem.index.hybrid import SEARCH_MODES
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import Vector
+
+MemoryFactory = Callable[[], AgentMemory]
+"""Makes the memory under test (fresh and empty); the bench closes it when done."""
+
+WINDOW = 50
+"""Turns kept by the window baseline (all of them count as retrieved, whatever k)."""
+
+BARE_EMBED_EVERY = 3
+"""Measure the bare embedding cost on every n-th turn (it doubles the model's work)."""
+
+
+def turn_text(turn: Turn) -> str:
+    """What one turn is remembered as: ``"speaker: text"`` plus the shared image's caption."""
+    text = f"{turn.speaker}: {turn.text}"
+    if turn.caption:
+        text += f" [shares an image: {turn.caption}]"
+    return text
+
+
+def turn_metadata(turn: Turn) -> dict[str, Any]:
+    """Metadata stored with a turn (the id lets the bench score what comes back)."""
+    return {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session}
+
+
+@dataclass
+class _Timings:
+    add: list[float] = field(default_factory=list)
+    bare_embed_doc: list[float] = field(default_factory=list)
+    bare_embed_query: list[float] = field(default_factory=list)
+    bare_faiss: list[float] = field(default_factory=list)
+    search: dict[str, list[float]] = field(default_factory=dict)
+    turns: int = 0
+
+
+def _bare_encoder(memory: AgentMemory) -> Callable[[str], Vector]:
+    """The embedding model alone, as cheaply as it can be called for one text."""
+    emb = memory.embeddings
+    if isinstance(emb, SentenceTransformerEmbeddings):
+        model = emb.model
+
+        def encode(text: str) -> Vector:
+            out: Vector = model.encode(
+                [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+            return out
+
+        return encode
+    return lambda text: embed_texts(emb, [text])
+
+
+class _Scores:
+    """Recall@k and hit@k sums of one method, overall and per category."""
+
+    def __init__(self, ks: Sequence[int]) -> None:
+        self.ks = list(ks)
+        self.sums: dict[str, dict[str, float]] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(
+        self, category: int, retrieved: Sequence[str], evidence: Sequence[str], *, whole: bool
+    ) -> None:
+        """Score one question; ``whole``: the list counts in full at every k (the window)."""
+        for group in ("overall", CATEGORIES[category]):
+            sums = self.sums.setdefault(group, {})
+            self.counts[group] = self.counts.get(group, 0) + 1
+            for cut in self.ks:
+                k = len(retrieved) if whole else cut
+                sums[f"recall@{cut}"] = sums.get(f"recall@{cut}", 0.0) + recall_at_k(
+                    retrieved, evidence, k
+                )
+                sums[f"hit@{cut}"] = sums.get(f"hit@{cut}", 0.0) + hit_at_k(retrieved, evidence, k)
+
+    def result(self) -> dict[str, Any]:
+        def mean(group: str) -> dict[str, float]:
+            n = self.counts.get(group, 0)
+            sums = self.sums.get(group, {})
+            return {key: round(v / n, 4) for key, v in sums.items()} if n else {}
+
+        out: dict[str, Any] = mean("overall")
+        out["questions"] = self.counts.get("overall", 0)
+        out["categories"] = {
+            name: {**mean(name), "questions": self.counts.get(name, 0)}
+            for name in CATEGORIES.values()
+        }
+        return out
+
+
+def _rrf(rankings: Iterable[Sequence[str]], k: int, c: int = 60) -> list[str]:
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (c + rank + 1)
+    return sorted(scores, key=lambda key: -scores[key])[:k]
+
+
+def run_locomo(
+    conversations: Sequence[Conversation],
+    *,
+    memory_factory: MemoryFactory,
+    ks: Sequence[int] = (1, 5, 10, 20),
+    modes: Sequence[str] = SEARCH_MODES,
+    baselines: bool = True,
+    report: LoadReport | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Ingest every conversation turn by turn, then ask its questions of categories 1-4.
+
+    Each conversation goes to its own namespace of one memory made by ``memory_factory``,
+    one ``add`` per turn (the session date as timestamp). Questions without evidence are
+    left out of recall. Baselines see the same turn texts, in the same run.
+
+    Returns:
+        A JSON-ready dict: ``retrieval`` (method -> recall@k / hit@k, overall and per
+        category), ``timing`` (p50/p95 and ratios to the bare model and bare faiss) and
+        what was run.
+    """
+    ks = sorted(set(ks))
+    depth = max(ks)
+    methods = [f"agentmem-{mode}" for mode in modes]
+    if baselines:
+        methods += [f"window-{WINDOW}", "seed-faiss-l2", "bm25-plain", "rrf-dense-bm25"]
+    scores = {method: _Scores(ks) for method in methods}
+    timings = _Timings(search={mode: [] for mode in modes})
+    total_turns = sum(len(c.turns) for c in conversations)
+    total_questions = sum(sum(1 for q in c.questions if q.evidence) for c in conversations)
+
+    memory = memory_factory()
+    encode = _bare_encoder(memory)
+    encode("warm up")
+    bar = tqdm(
+        total=total_turns + total_questions,
+        desc="locomo",
+        unit="step",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    try:
+        for conv in conversations:
+            namespace = f"locomo-{conv.sample_id}"
+            texts = [turn_text(t) for t in conv.turns]
+            bar.set_postfix_str(f"{conv.sample_id}: ingest")
+            for i, (turn, text) in enumerate(zip(conv.turns, texts, strict=True)):
+                t0 = time.perf_counter()
+                memory.add(
+                    text,
+                    namespace=namespace,
+                    thread=f"{conv.sample_id}-session-{turn.session}",
+                    metadata=turn_metadata(turn),
+                    timestamp=turn.date,
+                    record_id=f"{conv.sample_id}:{turn.dia_id}",
+                )
+                timings.add.append(time.perf_counter() - t0)
+                if i % BARE_EMBED_EVERY == 0:
+                    t0 = time.perf_counter()
+                    encode(text)
+                    timings.bare_embed_doc.append(time.perf_counter() - t0)
+                bar.update(1)
+            timings.turns += len(conv.turns)
+
+            records = memory.records(namespace)
+            dia_ids = [str(r.metadata["dia_id"]) for r in records]
+            vectors = normalize(np.stack([r.embedding for r in records if r.embedding is not None]))
+            bare = faiss.IndexFlatIP(vectors.shape[1])
+            bare.add(vectors)
+            seed = faiss.IndexFlatL2(vectors.shape[1])
+            seed.add(vectors)
+            plain_bm25 = bm25s.BM25()
+            plain_bm25.index(
+                bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False
+            )
+            window = [t.dia_id for t in conv.turns[-WINDOW:]]
+
+            bar.set_postfix_str(f"{conv.sample_id}: questions")
+            for q in conv.questions:
+                if not q.evidence:
+                    continue
+                ranked: dict[str, list[str]] = {}
+                for mode in modes:
+                    t0 = time.perf_counter()
+                    hits = memory.search(q.question, namespace=namespace, k=depth, mode=mode)
+                    timings.search[mode].append(time.perf_counter() - t0)
+                    ranked[f"agentmem-{mode}"] = [str(h.metadata["dia_id"]) for h in hits]
+                t0 = time.perf_counter()
+                qvec = np.asarray(encode(q.question), dtype=np.float32).reshape(1, -1)
+                timings.bare_embed_query.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                bare.search(qvec, depth)
+                timings.bare_faiss.append(time.perf_counter() - t0)
+                if baselines:
+                    _, idx = seed.search(qvec, depth)
+                    ranked["seed-faiss-l2"] = [dia_ids[i] for i in idx[0] if i >= 0]
+                    tokens = bm25s.tokenize([q.question], stopwords="en", show_progress=False)
+                    docs, doc_scores = plain_bm25.retrieve(
+                        tokens, k=min(depth, len(texts)), show_progress=False
+                    )
+                    ranked["bm25-plain"] = [
+                        dia_ids[int(i)]
+                        for i, s in zip(docs[0], doc_scores[0], strict=True)
+                        if s > 0
+                    ]
+                    ranked[f"window-{WINDOW}"] = window
+                    ranked["rrf-dense-bm25"] = _rrf(
+                        [ranked["seed-faiss-l2"], ranked["bm25-plain"]], depth
+                    )
+                for method in methods:
+                    whole = method == f"window-{WINDOW}"
+                    scores[method].add(q.category, ranked[method], q.evidence, whole=whole)
+                bar.update(1)
+    finally:
+        bar.close()
+        memory.close()
+    return {
+        "conversations": [c.sample_id for c in conversations],
+        "turns": total_turns,
+        "questions": total_questions,
+        "ks": ks,
+        "load_report": report.lines() if report is not None else [],
+        "retrieval": {method: scores[method].result() for method in methods},
+        "timing": _timing_summary(timings),
+    }
+
+
+def _timing_summary(t: _Timings) -> dict[str, Any]:
+    add_p50 = percentile_ms(t.add, 50)
+    embed_p50 = percentile_ms(t.bare_embed_doc, 50)
+    bare_search = [e + f for e, f in zip(t.bare_embed_query, t.bare_faiss, strict=True)]
+    out: dict[str, Any] = {
+        "add_p50_ms": round(add_p50, 3),
+        "add_p95_ms": round(percentile_ms(t.add, 95), 3),
+        "bare_embed_p50_ms": round(embed_p50, 3),
+        "bare_embed_p95_ms": round(percentile_ms(t.bare_embed_doc, 95), 3),
+        "add_p50_over_bare_embed_p50": round(add_p50 / embed_p50, 3),
+        "ingest_turns_per_s": round(t.turns / sum(t.add), 1) if t.add else None,
+        "bare_embed_turns_per_s": round(1000.0 / embed_p50, 1),
+        "bare_query_embed_p50_ms": round(percentile_ms(t.bare_embed_query, 50), 3),
+        "bare_query_embed_p95_ms": round(percentile_ms(t.bare_embed_query, 95), 3),
+        "bare_faiss_p50_ms": round(percentile_ms(t.bare_faiss, 50), 4),
+        "bare_faiss_p95_ms": round(percentile_ms(t.bare_faiss, 95), 4),
+        "bare_embed_plus_faiss_p50_ms": round(percentile_ms(bare_search, 50), 3),
+        "bare_embed_plus_faiss_p95_ms": round(percentile_ms(bare_search, 95), 3),
+        "search": {},
+    }
+    bare_p95 = percentile_ms(bare_search, 95)
+    bare_p50 = percentile_ms(bare_search, 50)
+    for mode, values in t.search.items():
+        p50, p95 = percentile_ms(values, 50), percentile_ms(values, 95)
+        out["search"][mode] = {
+            "p50_ms": round(p50, 3),
+            "p95_ms": round(p95, 3),
+            "p50_over_bare": round(p50 / bare_p50, 3),
+            "p95_over_bare": round(p95 / bare_p95, 3),
+        }
+    return out
