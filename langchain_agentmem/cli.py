@@ -13,6 +13,12 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(sys.stdout, store=args.store, user=args.user, k=args.k)
 
 
+def _chat(args: argparse.Namespace) -> int:
+    from langchain_agentmem.chat import main_chat
+
+    return main_chat(store=args.store, user=args.user, thread=args.thread, k=args.k)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``agentmem``."""
     parser = argparse.ArgumentParser(
@@ -27,6 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--user", default="demo-user", help="namespace of the demo user")
     demo.add_argument("--k", type=int, default=3, help="memories recalled per question")
     demo.set_defaults(func=_demo)
+
+    chat = sub.add_parser(
+        "chat", help="chat with memory through your OpenAI-compatible model (OPENAI_* / .env)"
+    )
+    chat.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    chat.add_argument("--user", default="me", help="whose memory (namespace)")
+    chat.add_argument("--thread", default="chat", help="conversation id (a new one starts fresh)")
+    chat.add_argument("--k", type=int, default=4, help="memories recalled per turn")
+    chat.set_defaults(func=_chat)
 
     from langchain_agentmem.bench.cli import add_bench_parser
 
