@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 
@@ -64,22 +64,3 @@ def _minmax(values: list[float]) -> list[float]:
         # One candidate (or all tied): it is as good as the best there is, if it matched.
         return [1.0 if v > 0 else 0.0 for v in values]
     return [(v - lo) / (hi - lo) for v in values]
-
-
-def neighbour_boost(
-    hits: Sequence[tuple[int, float]],
-    neighbours: Mapping[int, Sequence[int]],
-    boost: float,
-) -> list[tuple[int, float]]:
-    """Raise each hit by ``boost`` times the best score among its neighbouring records.
-
-    An answer often sits next to the turn that matches the question (a question and its
-    reply); neighbours not among the hits count as 0.
-    """
-    scores = dict(hits)
-    out = [
-        (key, s + boost * max((scores.get(n, 0.0) for n in neighbours.get(key, ())), default=0.0))
-        for key, s in hits
-    ]
-    out.sort(key=lambda item: (-item[1], item[0]))
-    return out
