@@ -354,10 +354,16 @@ class AgentMemory:
         )
 
     def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
+        namespace = candidate.namespace
+
+        def decide() -> list[MemoryOp]:
+            # Runs inside the write transaction, after the namespace's writer lock: the
+            # state the policy sees is the one its ops apply to, whatever other processes do.
+            return self.policy.decide(candidate, self._state(namespace, candidate))
+
         with self._lock:
-            ops = self.policy.decide(candidate, self._state(candidate.namespace, candidate))
-            applied = apply_ops(self.backend, candidate.namespace, ops)
-            self._view(candidate.namespace)
+            applied = apply_ops(self.backend, namespace, decide)
+            self._view(namespace)
             return applied
 
     def add(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -51,10 +51,17 @@ def check_embedding(
     return int(vector.shape[0])
 
 
-def apply_ops(backend: Backend, namespace: str, ops: Sequence[MemoryOp]) -> list[MemoryOp]:
+def apply_ops(
+    backend: Backend,
+    namespace: str,
+    ops: Sequence[MemoryOp] | Callable[[], Sequence[MemoryOp]],
+) -> list[MemoryOp]:
     """Apply ``ops`` to ``namespace`` in one transaction and write each to the audit log.
 
-    Either every op lands (with its decision log entry) or none does.
+    Either every op lands (with its decision log entry) or none does. ``ops`` may be a
+    function returning the ops (a policy's decision): it is called inside the transaction,
+    after the namespace's writer lock is taken, so concurrent writers never decide on a
+    state that another one has already changed.
 
     Returns:
         The ops as applied.
@@ -66,6 +73,9 @@ def apply_ops(backend: Backend, namespace: str, ops: Sequence[MemoryOp]) -> list
     now = time.time()
     applied: list[MemoryOp] = []
     with backend.transaction() as tx:
+        tx.lock_namespace(namespace)
+        if callable(ops):
+            ops = list(ops())
         dims: int | None = None
         for op in ops:
             if op.embedding is not None:

@@ -42,6 +42,10 @@ class Transaction(abc.ABC):
     """Writes inside one store transaction; only ``ops.apply_ops`` uses it."""
 
     @abc.abstractmethod
+    def lock_namespace(self, namespace: str) -> None:
+        """Serialise writers of ``namespace`` until this transaction ends."""
+
+    @abc.abstractmethod
     def insert_record(
         self,
         *,

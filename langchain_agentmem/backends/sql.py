@@ -89,6 +89,9 @@ class SQLTransaction(Transaction):
             self._b.serialise_writers(self._cur, "records:" + namespace)
             self._serialised.add(namespace)
 
+    def lock_namespace(self, namespace: str) -> None:
+        self._serialise(namespace)
+
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         self._cur.execute(self._b.q(sql), tuple(params))
         return self._cur
