@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     from langchain_agentmem.bench.cli import add_bench_parser
 
     add_bench_parser(sub)
+
+    from langchain_agentmem.rl.cli import add_train_parser
+
+    add_train_parser(sub)
     return parser
 
 

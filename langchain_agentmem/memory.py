@@ -608,7 +608,22 @@ class AgentMemory:
                 assert vector is not None
                 hits = view.hybrid(query, vector, k)
             rows = {rid: view.rows[rid] for rid, _ in hits}
+            if hits and self.policy.tracks_recalls:
+                self._note_recalls(view, [rid for rid, _ in hits])
         return [to_record(rows[rid], score=score) for rid, score in hits]
+
+    def _note_recalls(self, view: _NamespaceView, rids: list[int]) -> None:
+        """Count a recall of each record, in the store and in the cached stats."""
+        import dataclasses
+        import time
+
+        now = time.time()
+        self.backend.touch(rids, now)
+        for rid in rids:
+            row = view.rows[rid]
+            view.rows[rid] = dataclasses.replace(
+                row, access_count=row.access_count + 1, last_accessed_at=now
+            )
 
     def search(
         self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"

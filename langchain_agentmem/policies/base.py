@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 
+from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind
 
 
@@ -19,6 +20,8 @@ class MemoryPolicy(abc.ABC):
     """Whether ``decide`` reads ``state.records`` (the memory then fills it)."""
     needs_neighbours: int = 0
     """How many nearest stored records ``decide`` wants in ``state.neighbours``."""
+    tracks_recalls: bool = False
+    """Whether recalls matter to the policy (the memory then notes each search hit)."""
 
     def __init__(self, capacity: int | None = None) -> None:
         self.capacity = capacity
@@ -41,6 +44,17 @@ class MemoryPolicy(abc.ABC):
             policy=self.name,
         )
 
+    def update_op(self, record_id: str, candidate: Candidate, reason: str) -> MemoryOp:
+        """An UPDATE op: ``record_id`` takes the candidate's text (its metadata is kept)."""
+        return MemoryOp(
+            kind=OpKind.UPDATE,
+            record_ids=(record_id,),
+            reason=reason,
+            text=candidate.text,
+            embedding=candidate.embedding,
+            policy=self.name,
+        )
+
     def delete_op(self, record_ids: tuple[str, ...], reason: str) -> MemoryOp:
         """A DELETE op."""
         return MemoryOp(kind=OpKind.DELETE, record_ids=record_ids, reason=reason, policy=self.name)
@@ -48,3 +62,12 @@ class MemoryPolicy(abc.ABC):
     def noop(self, candidate: Candidate, reason: str) -> MemoryOp:
         """A NOOP op: the candidate is not kept."""
         return MemoryOp(kind=OpKind.NOOP, reason=reason, text=candidate.text, policy=self.name)
+
+
+def require_capacity(name: str, capacity: int | None) -> int:
+    """The capacity of a policy that forgets; a clear error when it is missing."""
+    if capacity is None:
+        raise InvalidInputError(
+            f"policy {name!r} needs a capacity; pass capacity=N (the most records to keep)"
+        )
+    return capacity

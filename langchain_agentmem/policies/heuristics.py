@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.policies.base import MemoryPolicy
-from langchain_agentmem.types import Candidate, MemoryOp, MemoryState
+from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
 
 
 class KeepAllPolicy(MemoryPolicy):
@@ -24,6 +30,11 @@ class KeepAllPolicy(MemoryPolicy):
         return [self.add_op(candidate, "keep_all: every item is kept")]
 
 
+def _overflow(state: MemoryState, capacity: int) -> int:
+    """How many records must go before one more fits."""
+    return max(0, state.size + 1 - capacity)
+
+
 class FifoPolicy(MemoryPolicy):
     """Keep the newest ``capacity`` items: the oldest are forgotten first."""
 
@@ -31,15 +42,11 @@ class FifoPolicy(MemoryPolicy):
     needs_records = True
 
     def __init__(self, capacity: int | None = None) -> None:
-        if capacity is None:
-            raise InvalidInputError(
-                "policy 'fifo' needs a capacity; pass capacity=N (the most records to keep)"
-            )
-        super().__init__(capacity)
+        super().__init__(require_capacity(self.name, capacity))
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         assert self.capacity is not None  # checked in __init__
-        overflow = state.size + 1 - self.capacity
+        overflow = _overflow(state, self.capacity)
         ops: list[MemoryOp] = []
         if overflow > 0:
             oldest = tuple(r.id for r in state.records[:overflow])
@@ -51,4 +58,243 @@ class FifoPolicy(MemoryPolicy):
                 )
             )
         ops.append(self.add_op(candidate, f"fifo: keep the newest {self.capacity} items"))
+        return ops
+
+
+def _epoch(value: datetime | None) -> float:
+    if value is None:
+        return time.time()
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+def _weakest(
+    records: tuple[RecordStat, ...], n: int, key: Callable[[RecordStat], float]
+) -> list[RecordStat]:
+    """The ``n`` records of lowest ``key`` (a linear scan when one must go)."""
+    if n == 1:
+        return [min(records, key=key)]
+    return sorted(records, key=key)[:n]
+
+
+class LruPolicy(MemoryPolicy):
+    """Forget the least recently used record: the one longest neither added nor recalled."""
+
+    name = "lru"
+    needs_records = True
+    tracks_recalls = True
+
+    def __init__(self, capacity: int | None = None) -> None:
+        super().__init__(require_capacity(self.name, capacity))
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        assert self.capacity is not None
+        overflow = _overflow(state, self.capacity)
+        ops: list[MemoryOp] = []
+        if overflow > 0:
+
+            def last_use(r: RecordStat) -> float:
+                used = r.last_accessed_at or r.updated_at
+                return max(_epoch(used), _epoch(r.created_at))
+
+            victims = _weakest(state.records, overflow, last_use)
+            ops.append(
+                self.delete_op(
+                    tuple(r.id for r in victims),
+                    f"lru: capacity {self.capacity} reached; forget the least recently used",
+                )
+            )
+        ops.append(self.add_op(candidate, "lru: new items are the most recently used"))
+        return ops
+
+
+class RandomPolicy(MemoryPolicy):
+    """Forget a record chosen at random (seeded) when full: a baseline."""
+
+    name = "random"
+    needs_records = True
+
+    def __init__(self, capacity: int | None = None, *, seed: int = 0) -> None:
+        super().__init__(require_capacity(self.name, capacity))
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        assert self.capacity is not None
+        overflow = _overflow(state, self.capacity)
+        ops: list[MemoryOp] = []
+        if overflow > 0:
+            victims = self._rng.sample([r.id for r in state.records], overflow)
+            ops.append(self.delete_op(tuple(victims), f"random: capacity {self.capacity} reached"))
+        ops.append(self.add_op(candidate, "random: every new item is added"))
+        return ops
+
+
+def importance(text: str, metadata: Mapping[str, object] | None = None) -> float:
+    """How much an item looks worth keeping: names, numbers, dates, images, length.
+
+    Cheap regular-expression features weighted by
+    :data:`~langchain_agentmem.rl.features.IMPORTANCE_WEIGHTS`; no model call.
+    """
+    from langchain_agentmem.rl.features import importance_score, text_features
+
+    return importance_score(text_features(text, metadata))
+
+
+class PriorityPolicy(MemoryPolicy):
+    """Keep the ``capacity`` items of highest priority; subclasses say what priority is.
+
+    An item's priority is fixed when it is offered, so the memory ends up holding the best
+    items seen so far. Priorities of stored records are cached by id; a record the cache
+    has not seen (another process, a restart) is scored again from its text.
+    """
+
+    needs_records = True
+
+    def __init__(self, capacity: int | None = None) -> None:
+        super().__init__(require_capacity(self.name, capacity))
+        self._priority: dict[str, float] = {}
+
+    def priority(self, candidate: Candidate, state: MemoryState) -> float:
+        """The candidate's priority (higher is kept longer)."""
+        return importance(candidate.text, candidate.metadata)
+
+    def stored_priority(self, record: RecordStat) -> float:
+        """Priority of a stored record, from the cache or scored again from its text."""
+        cached = self._priority.get(record.id)
+        if cached is None:
+            cached = importance(record.text)
+            self._priority[record.id] = cached
+        return cached
+
+    def _forget_stale(self, state: MemoryState) -> None:
+        if len(self._priority) > 2 * state.size + 256:
+            live = {r.id for r in state.records}
+            self._priority = {k: v for k, v in self._priority.items() if k in live}
+
+    def keep_or_skip(
+        self, candidate: Candidate, state: MemoryState, score: float
+    ) -> list[MemoryOp]:
+        """ADD the candidate, evicting the weakest records if full, or skip it (NOOP)."""
+        assert self.capacity is not None
+        self._forget_stale(state)
+        overflow = _overflow(state, self.capacity)
+        if overflow == 0:
+            self._priority[candidate.id] = score
+            return [self.add_op(candidate, f"{self.name}: room left; priority {score:.3f}")]
+        # Ties go to the oldest: records are listed oldest first and min / sorted are stable.
+        victims = _weakest(state.records, overflow, self.stored_priority)
+        weakest = self.stored_priority(victims[-1])
+        if score <= weakest:
+            return [
+                self.noop(
+                    candidate,
+                    f"{self.name}: priority {score:.3f} <= weakest kept {weakest:.3f}; skipped",
+                )
+            ]
+        for v in victims:
+            self._priority.pop(v.id, None)
+        self._priority[candidate.id] = score
+        return [
+            self.delete_op(
+                tuple(v.id for v in victims),
+                f"{self.name}: capacity {self.capacity} reached; forget priority {weakest:.3f}",
+            ),
+            self.add_op(
+                candidate, f"{self.name}: priority {score:.3f} > weakest kept {weakest:.3f}"
+            ),
+        ]
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        return self.keep_or_skip(candidate, state, self.priority(candidate, state))
+
+
+class ImportancePolicy(PriorityPolicy):
+    """Keep the most important items: named entities, numbers, dates, images, length."""
+
+    name = "importance"
+
+
+class NoveltyPolicy(PriorityPolicy):
+    """Importance, less what memory already knows.
+
+    A near-copy of a stored record is skipped (NOOP); a close paraphrase replaces it
+    (UPDATE: the newer wording wins); otherwise the importance is lowered by the
+    similarity to the nearest record and the item competes for a place.
+    """
+
+    name = "novelty"
+    needs_neighbours = 3
+    duplicate = 0.95
+    """Similarity at or above which the candidate is a copy (NOOP)."""
+    paraphrase = 0.85
+    """Similarity at or above which the candidate replaces its neighbour (UPDATE)."""
+    redundancy_floor = 0.6
+    """Similarity below which the nearest record costs nothing."""
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        score = importance(candidate.text, candidate.metadata)
+        if state.neighbours:
+            nearest, sim = state.neighbours[0]
+            if sim >= self.duplicate:
+                return [self.noop(candidate, f"novelty: copy of {nearest} (cosine {sim:.3f})")]
+            if sim >= self.paraphrase:
+                self._priority[nearest] = max(score, self._priority.get(nearest, score))
+                return [
+                    self.update_op(
+                        nearest,
+                        candidate,
+                        f"novelty: restates {nearest} (cosine {sim:.3f}); keep the newer wording",
+                    )
+                ]
+            score -= max(0.0, sim - self.redundancy_floor)
+        return self.keep_or_skip(candidate, state, score)
+
+
+class ForgettingCurvePolicy(PriorityPolicy):
+    """MemoryBank-style forgetting: retention ``exp(-age / strength)``.
+
+    Strength starts from the item's importance and grows with every recall; the record
+    with the lowest retention is forgotten first. Time is the items' own timestamps
+    (``add(..., timestamp=...)``) when given, the clock otherwise.
+    """
+
+    name = "forgetting_curve"
+    tracks_recalls = True
+
+    def __init__(self, capacity: int | None = None, *, half_life_s: float = 86_400.0) -> None:
+        super().__init__(capacity)
+        if not half_life_s > 0:
+            raise InvalidInputError(f"half_life_s must be > 0, got {half_life_s}")
+        self.half_life_s = half_life_s
+
+    def retention(self, record: RecordStat, now: float) -> float:
+        """Share of the record still remembered at ``now`` (1 = fresh)."""
+        base = max(self.stored_priority(record), 0.0)
+        strength = self.half_life_s * (1.0 + base) * (1.0 + record.access_count)
+        last = max(_epoch(record.last_accessed_at or record.updated_at), _epoch(record.created_at))
+        return math.exp(-max(now - last, 0.0) * math.log(2) / strength)
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        assert self.capacity is not None
+        self._forget_stale(state)
+        score = importance(candidate.text, candidate.metadata)
+        self._priority[candidate.id] = score
+        overflow = _overflow(state, self.capacity)
+        ops: list[MemoryOp] = []
+        if overflow > 0:
+            now = _epoch(candidate.timestamp)
+            ranked = _weakest(state.records, overflow, lambda r: self.retention(r, now))
+            worst = self.retention(ranked[-1], now)
+            for v in ranked:
+                self._priority.pop(v.id, None)
+            ops.append(
+                self.delete_op(
+                    tuple(v.id for v in ranked),
+                    f"forgetting_curve: capacity {self.capacity} reached; forget retention "
+                    f"{worst:.3f}",
+                )
+            )
+        ops.append(self.add_op(candidate, "forgetting_curve: new items start fully retained"))
         return ops

@@ -6,11 +6,32 @@ from collections.abc import Callable
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, UnknownPolicyError
 from langchain_agentmem.policies.base import MemoryPolicy
-from langchain_agentmem.policies.heuristics import FifoPolicy, KeepAllPolicy
+from langchain_agentmem.policies.heuristics import (
+    FifoPolicy,
+    ForgettingCurvePolicy,
+    ImportancePolicy,
+    KeepAllPolicy,
+    LruPolicy,
+    NoveltyPolicy,
+    RandomPolicy,
+)
+
+
+def _learned(capacity: int | None) -> MemoryPolicy:
+    from langchain_agentmem.policies.learned import LearnedPolicy
+
+    return LearnedPolicy(capacity)
+
 
 _REGISTRY: dict[str, Callable[[int | None], MemoryPolicy]] = {
     "keep_all": KeepAllPolicy,
     "fifo": FifoPolicy,
+    "lru": LruPolicy,
+    "random": RandomPolicy,
+    "importance": ImportancePolicy,
+    "novelty": NoveltyPolicy,
+    "forgetting_curve": ForgettingCurvePolicy,
+    "learned": _learned,
 }
 
 

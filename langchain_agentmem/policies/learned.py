@@ -1,0 +1,230 @@
+"""The learned policy: a small network trained with PPO, run in plain numpy.
+
+The weights ship inside the package as ``policies/data/policy.npz`` (loaded with
+``allow_pickle=False``, so loading never runs code from the file) next to
+``policy.json``, which names the features, the layer shapes and the digest of the weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_agentmem.errors import AgentMemoryError, InvalidInputError
+from langchain_agentmem.policies.heuristics import PriorityPolicy
+from langchain_agentmem.rl.features import (
+    FEATURE_NAMES,
+    memory_features,
+    observation,
+    priority_from,
+    text_features,
+)
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
+
+FORMAT = "agentmem-policy"
+FORMAT_VERSION = 1
+WEIGHTS_FILE = "policy.npz"
+CONFIG_FILE = "policy.json"
+
+FloatArray = npt.NDArray[np.float32]
+
+
+class PolicyFileError(AgentMemoryError, ValueError):
+    """A policy file is missing, damaged or from an incompatible version."""
+
+
+def shipped_policy_dir() -> Path:
+    """Folder of the policy that ships with the package."""
+    return Path(__file__).resolve().parent / "data"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def save_policy(
+    directory: str | os.PathLike[str],
+    layers: list[tuple[FloatArray, FloatArray]],
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a policy (``policy.npz`` + ``policy.json``) to ``directory``.
+
+    Args:
+        directory: Where to write (created if needed).
+        layers: ``(weight, bias)`` of each dense layer, input first; weight is (out, in).
+        extra: More JSON-serialisable facts for the config (how it was trained, scores).
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"layer{i}.weight"] = np.asarray(w, dtype=np.float32)
+        arrays[f"layer{i}.bias"] = np.asarray(b, dtype=np.float32)
+    weights = out / WEIGHTS_FILE
+    np.savez(weights, **arrays)  # type: ignore[arg-type]
+    config = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "features": list(FEATURE_NAMES),
+        "activation": "tanh",
+        "layers": [list(np.asarray(w).shape) for w, _ in layers],
+        "weights_sha256": _digest(weights),
+        **dict(extra or {}),
+    }
+    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def load_policy(
+    directory: str | os.PathLike[str] | None = None,
+) -> tuple[list[tuple[FloatArray, FloatArray]], dict[str, Any]]:
+    """Read and check a policy written by :func:`save_policy` (default: the shipped one).
+
+    Raises:
+        PolicyFileError: a file is missing, truncated, altered or from another version.
+    """
+    folder = shipped_policy_dir() if directory is None else Path(directory)
+    fix = (
+        "reinstall langchain-agentmem to restore the shipped policy"
+        if directory is None
+        else "retrain it with `agentmem train --data FILE --out DIR` or pass another folder"
+    )
+    config_path, weights_path = folder / CONFIG_FILE, folder / WEIGHTS_FILE
+    for path in (config_path, weights_path):
+        if not path.is_file():
+            raise PolicyFileError(f"policy file {str(path)!r} is missing; {fix}")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PolicyFileError(
+            f"policy config {str(config_path)!r} is unreadable ({exc}); {fix}"
+        ) from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        raise PolicyFileError(f"{str(config_path)!r} is not an agentmem policy config; {fix}")
+    if config.get("version") != FORMAT_VERSION or config.get("features") != list(FEATURE_NAMES):
+        raise PolicyFileError(
+            f"policy {str(folder)!r} has format version {config.get('version')!r} and "
+            f"features {config.get('features')!r}; this langchain-agentmem reads version "
+            f"{FORMAT_VERSION} with features {list(FEATURE_NAMES)}; {fix}"
+        )
+    if _digest(weights_path) != config.get("weights_sha256"):
+        raise PolicyFileError(
+            f"policy weights {str(weights_path)!r} do not match their config (truncated or "
+            f"altered); {fix}"
+        )
+    try:
+        with np.load(weights_path, allow_pickle=False) as z:
+            arrays = {name: np.asarray(z[name], dtype=np.float32) for name in z.files}
+    except (OSError, ValueError, EOFError) as exc:
+        raise PolicyFileError(
+            f"policy weights {str(weights_path)!r} are unreadable ({exc}); {fix}"
+        ) from None
+    layers: list[tuple[FloatArray, FloatArray]] = []
+    width = len(FEATURE_NAMES)
+    for i, shape in enumerate(config.get("layers", [])):
+        w, b = arrays.get(f"layer{i}.weight"), arrays.get(f"layer{i}.bias")
+        if w is None or b is None or list(w.shape) != list(shape) or b.shape != (w.shape[0],):
+            raise PolicyFileError(
+                f"policy weights {str(weights_path)!r} lack layer {i} {shape}; {fix}"
+            )
+        if w.shape[1] != width:
+            raise PolicyFileError(
+                f"layer {i} of {str(weights_path)!r} takes {w.shape[1]} inputs, expected "
+                f"{width}; {fix}"
+            )
+        layers.append((w, b))
+        width = w.shape[0]
+    if not layers or width != 1:
+        raise PolicyFileError(f"policy {str(folder)!r} must end in one output; {fix}")
+    return layers, config
+
+
+def forward(layers: list[tuple[FloatArray, FloatArray]], obs: FloatArray) -> float:
+    """The network's action (a priority in [-1, 1]) for one observation."""
+    h = obs
+    last = len(layers) - 1
+    for i, (w, b) in enumerate(layers):
+        h = w @ h + b
+        if i < last:
+            h = np.tanh(h)
+    return float(np.clip(h[0], -1.0, 1.0))
+
+
+class LearnedPolicy(PriorityPolicy):
+    """Keep what a network trained with PPO scores highest; no LLM call, no torch.
+
+    The network reads cheap features of the item (names, numbers, dates, length, ...)
+    and of the memory (how full, how close the item is to what it holds, the priorities
+    it holds) and corrects the importance rule's score of the item into its priority.
+    While there is room the item is added; when full it replaces the record of lowest
+    priority if its own is higher (DELETE + ADD) and is skipped (NOOP) otherwise.
+
+    Args:
+        capacity: Most records to keep.
+        path: Folder with ``policy.npz`` and ``policy.json`` (default: the shipped policy).
+    """
+
+    name = "learned"
+    needs_neighbours = 3
+
+    def __init__(
+        self,
+        capacity: int | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        layers: list[tuple[FloatArray, FloatArray]] | None = None,
+    ) -> None:
+        super().__init__(capacity)
+        if layers is None:
+            layers, self.config = load_policy(path)
+        else:
+            self.config = {}
+        if not layers or layers[0][0].shape[1] != len(FEATURE_NAMES):
+            raise InvalidInputError(f"layers must take {len(FEATURE_NAMES)} features")
+        self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
+
+    def features(self, candidate: Candidate, state: MemoryState) -> FloatArray:
+        """The observation the network sees for ``candidate``."""
+        assert self.capacity is not None
+        sims = np.array([s for _, s in state.neighbours[:3]], dtype=np.float32)
+        pri = np.fromiter(
+            (self.stored_priority(r) for r in state.records),
+            dtype=np.float32,
+            count=len(state.records),
+        )
+        obs = observation(
+            text_features(candidate.text, candidate.metadata),
+            memory_features(state.size, self.capacity, sims, pri),
+        )
+        return np.clip(obs, -1.0, 1.0)
+
+    def priority(self, candidate: Candidate, state: MemoryState) -> float:
+        obs = self.features(candidate, state)
+        return priority_from(obs, forward(self.layers, obs))
+
+    def stored_priority(self, record: RecordStat) -> float:
+        cached = self._priority.get(record.id)
+        if cached is None:
+            # Not decided by this object (another process, a restart): score the text
+            # as if it arrived to a full memory of neutral records.
+            assert self.capacity is not None
+            obs = observation(
+                text_features(record.text),
+                memory_features(
+                    self.capacity, self.capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)
+                ),
+            )
+            obs = np.clip(obs, -1.0, 1.0)
+            cached = priority_from(obs, forward(self.layers, obs))
+            self._priority[record.id] = cached
+        return cached
+
+    def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        return self.keep_or_skip(candidate, state, self.priority(candidate, state))

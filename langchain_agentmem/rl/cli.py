@@ -1,0 +1,93 @@
+"""``agentmem train``: learn a memory policy from your own conversations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from langchain_agentmem.errors import InvalidInputError
+
+
+def parse_budgets(raw: str) -> list[float]:
+    """``"0.1,0.25"`` -> ``[0.1, 0.25]``, each checked to be in (0, 1]."""
+    from langchain_agentmem.rl.evaluate import check_budget
+
+    out: list[float] = []
+    for part in str(raw).split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            raise InvalidInputError(
+                f"budget {part.strip()!r} is not a number; pass shares of turns such as 0.1,0.25"
+            ) from None
+        out.append(check_budget(value))
+    return out
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train, validate on held-out conversations, write the policy and its learning curve."""
+    from langchain_agentmem.rl.data import embed_conversations, load_locomo
+    from langchain_agentmem.rl.train import score_layers, train, write_result
+
+    budgets = parse_budgets(args.budget)
+    if args.steps < 1:
+        raise InvalidInputError(f"--steps must be >= 1, got {args.steps}")
+    convs = [c for c in load_locomo(args.data) if c.questions]
+    if not convs:
+        raise InvalidInputError(f"{args.data!r} holds no conversation with answerable questions")
+    holdout = max(0, min(args.holdout, len(convs) - 1))
+    train_convs, val_convs = convs[: len(convs) - holdout], convs[len(convs) - holdout :]
+    print(
+        f"embedding {len(convs)} conversation(s) (cached under $AGENTMEM_HOME/cache)...",
+        file=sys.stderr,
+    )
+    embed_conversations(convs)
+    result = train(
+        train_convs,
+        val_convs=val_convs,
+        budgets=budgets,
+        steps=args.steps,
+        seed=args.seed,
+        progress=not args.no_progress,
+        tensorboard=args.tensorboard,
+        eval_every=max(args.steps // 10, 2048),
+    )
+    summary: dict[str, Any] = {"trained_on": result.config["trained_on"]}
+    if val_convs:
+        summary["held_out"] = [c.sample_id for c in val_convs]
+        summary["held_out_recall@10"] = score_layers(result.layers, val_convs, budgets)
+        result.config.update(summary)
+    else:
+        print("warning: one conversation only; nothing held out to validate on", file=sys.stderr)
+    files = write_result(result, args.out, f"PPO memory policy, budgets {args.budget}")
+    summary["files"] = files
+    summary["train_seconds"] = result.config["train_seconds"]
+    print(json.dumps(summary, indent=2))
+    print(
+        f"use it with AgentMemory(policy=LearnedPolicy(capacity, path={args.out!r}))",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def add_train_parser(sub: Any) -> None:
+    """Register ``agentmem train`` on the main parser's subcommands."""
+    p = sub.add_parser(
+        "train",
+        help="train the memory policy (PPO) on conversations in the LoCoMo format",
+        description=(
+            "Train a retain/forget policy on your conversations (LoCoMo JSON format). The "
+            "last --holdout conversations are kept out of training and score the policy."
+        ),
+    )
+    p.add_argument("--data", required=True, help="LoCoMo-format JSON file of conversations")
+    p.add_argument("--out", required=True, help="folder for policy.npz, policy.json, the curve")
+    p.add_argument("--budget", default="0.1", help="share(s) of turns kept, e.g. 0.1 or 0.1,0.25")
+    p.add_argument("--steps", type=int, default=200_000, help="environment steps of training")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--holdout", type=int, default=1, help="conversations held out to validate")
+    p.add_argument("--tensorboard", default=None, help="folder for TensorBoard logs")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run_train)

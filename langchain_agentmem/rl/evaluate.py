@@ -1,0 +1,280 @@
+"""Run memory policies over conversations under a budget and score what they kept.
+
+A light in-process replay of what ``AgentMemory`` does on ``add``: the same policy
+objects, the same ``Candidate`` / ``MemoryState`` they see, no store in between, so every
+policy is measured side by side in seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.policies.base import MemoryPolicy
+from langchain_agentmem.rl.data import Conversation
+from langchain_agentmem.types import Candidate, MemoryState, OpKind, RecordStat
+
+IntArray = npt.NDArray[np.int64]
+
+
+def check_budget(budget: object) -> float:
+    """A budget: the share of a conversation's turns memory may hold, in (0, 1]."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise InvalidInputError(f"budget must be a number in (0, 1], got {budget!r}")
+    value = float(budget)
+    if not 0.0 < value <= 1.0:
+        raise InvalidInputError(
+            f"budget must be in (0, 1] (the share of turns memory may hold), got {budget!r}; "
+            "for example 0.1 keeps a tenth of the turns"
+        )
+    return value
+
+
+def capacity_for(budget: float, n_turns: int) -> int:
+    """Records a conversation of ``n_turns`` may keep under ``budget`` (at least 1)."""
+    return max(1, round(check_budget(budget) * n_turns))
+
+
+@dataclass
+class Replay:
+    """What a policy kept of one conversation, and how fast it decided."""
+
+    kept: IntArray
+    """Turn indices whose content memory holds at the end."""
+    decide_ns: list[int] = field(default_factory=list)
+    """Time of each ``decide`` call, in nanoseconds."""
+    ops: dict[str, int] = field(default_factory=dict)
+    """How many ops of each kind the policy returned."""
+
+
+def replay(
+    policy: MemoryPolicy, conv: Conversation, *, on_decision: Callable[..., None] | None = None
+) -> Replay:
+    """Offer the conversation's turns one by one to ``policy`` and apply its ops."""
+    vectors = conv.turn_vectors
+    content: dict[str, int] = {}  # record id -> turn whose text it holds
+    stats: dict[str, RecordStat] = {}  # insertion order = oldest first
+    ops_count = {k.value: 0 for k in OpKind}
+    times: list[int] = []
+    k_near = policy.needs_neighbours
+    for i, turn in enumerate(conv.turns):
+        when = datetime.fromtimestamp(turn.timestamp, tz=timezone.utc)
+        cand = Candidate(
+            id=f"t{i}",
+            namespace=conv.sample_id,
+            text=turn.text,
+            embedding=vectors[i],
+            thread=f"session-{turn.session}",
+            metadata={"image": True} if turn.has_image else {},
+            timestamp=when,
+        )
+        neighbours: tuple[tuple[str, float], ...] = ()
+        if k_near and content:
+            ids = list(content)
+            sims = vectors[[content[r] for r in ids]] @ vectors[i]
+            top = np.argsort(-sims)[:k_near]
+            neighbours = tuple((ids[j], float(sims[j])) for j in top)
+        state = MemoryState(
+            namespace=conv.sample_id,
+            size=len(content),
+            capacity=policy.capacity,
+            records=tuple(stats.values()) if policy.needs_records else (),
+            neighbours=neighbours,
+        )
+        t0 = time.perf_counter_ns()
+        ops = policy.decide(cand, state)
+        times.append(time.perf_counter_ns() - t0)
+        if on_decision is not None:
+            on_decision(i, ops)
+        for op in ops:
+            ops_count[op.kind.value] += 1
+            if op.kind is OpKind.ADD:
+                content[cand.id] = i
+                stats[cand.id] = RecordStat(cand.id, when, when, None, 0, turn.text)
+            elif op.kind is OpKind.DELETE:
+                for rid in op.record_ids:
+                    content.pop(rid)
+                    stats.pop(rid)
+            elif op.kind is OpKind.UPDATE:
+                for rid in op.record_ids:
+                    content[rid] = i
+                    old = stats[rid]
+                    stats[rid] = RecordStat(rid, old.created_at, when, None, 0, turn.text)
+    kept = np.array(sorted(set(content.values())), dtype=np.int64)
+    return Replay(kept=kept, decide_ns=times, ops=ops_count)
+
+
+def recall_scores(
+    conv: Conversation, kept: Sequence[int] | IntArray, k: int = 10
+) -> dict[str, float]:
+    """Evidence recall@k (dense cosine over the kept turns) overall and per category.
+
+    Also ``retained``: the share of each question's evidence still in memory.
+    """
+    return summarise(per_question(conv, kept, k), k)
+
+
+def summarise(per_q: Sequence[tuple[int, float, float]], k: int) -> dict[str, float]:
+    """Mean recall and retention over ``(category, recall, retained)`` rows."""
+    out: dict[str, float] = {}
+    if not per_q:
+        return out
+    arr = np.array(per_q, dtype=np.float64)
+    out[f"recall@{k}"] = float(arr[:, 1].mean())
+    out["retained"] = float(arr[:, 2].mean())
+    for cat in sorted({int(c) for c in arr[:, 0]}):
+        out[f"recall@{k}/cat{cat}"] = float(arr[arr[:, 0] == cat, 1].mean())
+    out["questions"] = float(len(per_q))
+    return out
+
+
+def per_question(
+    conv: Conversation, kept: Sequence[int] | IntArray, k: int = 10
+) -> list[tuple[int, float, float]]:
+    """``(category, recall@k, retained)`` for each question of ``conv``."""
+    kept_arr = np.asarray(kept, dtype=np.int64)
+    rows: list[tuple[int, float, float]] = []
+    kept_set = set(kept_arr.tolist())
+    order = None
+    if kept_arr.size:
+        sims = conv.question_vectors @ conv.turn_vectors[kept_arr].T
+        order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    for qi, q in enumerate(conv.questions):
+        ev = set(q.evidence)
+        hit = 0.0 if order is None else len(set(kept_arr[order[qi]].tolist()) & ev) / len(ev)
+        rows.append((q.category, hit, len(kept_set & ev) / len(ev)))
+    return rows
+
+
+def oracle_kept(conv: Conversation, capacity: int) -> IntArray:
+    """The turns an oracle that knows the evidence keeps (a reference, not a policy)."""
+    weight = np.zeros(len(conv.turns))
+    for q in conv.questions:
+        for e in q.evidence:
+            weight[e] += 1.0 / len(q.evidence)
+    order = np.argsort(-weight, kind="stable")[:capacity]
+    return np.sort(order).astype(np.int64)
+
+
+PolicyFactory = Callable[[int, Conversation], MemoryPolicy]
+"""Builds a policy for a capacity and the conversation it will see (for held-out models)."""
+
+
+def evaluate(
+    policies: dict[str, PolicyFactory],
+    convs: Sequence[Conversation],
+    budgets: Sequence[float],
+    *,
+    k: int = 10,
+    with_oracle: bool = True,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Every policy at every budget on every conversation, side by side.
+
+    Returns:
+        ``{budget: {policy: {"recall@k": ..., "recall@k/catN": ..., "retained": ...,
+        "decide_p50_us": ..., "decide_p95_us": ...}}}``, budgets as strings like ``"0.1"``.
+    """
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for budget in budgets:
+        check_budget(budget)
+        table: dict[str, dict[str, float]] = {}
+        for name, factory in policies.items():
+            rows: list[tuple[int, float, float]] = []
+            times: list[int] = []
+            ops: dict[str, int] = {}
+            for conv in convs:
+                cap = capacity_for(budget, len(conv.turns))
+                result = replay(factory(cap, conv), conv)
+                rows.extend(per_question(conv, result.kept, k))
+                times.extend(result.decide_ns)
+                for key, n in result.ops.items():
+                    ops[key] = ops.get(key, 0) + n
+            entry = summarise(rows, k)
+            us = np.array(times, dtype=np.float64) / 1000.0
+            entry["decide_p50_us"] = float(np.percentile(us, 50))
+            entry["decide_p95_us"] = float(np.percentile(us, 95))
+            for key, n in ops.items():
+                entry[f"ops/{key}"] = float(n)
+            table[name] = entry
+        if with_oracle:
+            rows = []
+            for conv in convs:
+                cap = capacity_for(budget, len(conv.turns))
+                rows.extend(per_question(conv, oracle_kept(conv, cap), k))
+            table["oracle (knows the evidence)"] = summarise(rows, k)
+        out[f"{budget:g}"] = table
+    return out
+
+
+HEURISTICS = ("fifo", "lru", "random", "importance", "novelty", "forgetting_curve")
+"""Policies compared with the learned one."""
+
+
+def heuristic_factories(names: Sequence[str] = HEURISTICS) -> dict[str, PolicyFactory]:
+    """Factories of the named policies (fresh object per conversation)."""
+    from langchain_agentmem.policies import make_policy
+
+    def factory(name: str) -> PolicyFactory:
+        return lambda cap, conv: make_policy(name, cap)
+
+    return {n: factory(n) for n in names}
+
+
+def learned_factory(path: str | None = None) -> PolicyFactory:
+    """The learned policy from ``path`` (default: the shipped one)."""
+    from langchain_agentmem.policies.learned import LearnedPolicy, load_policy
+
+    layers, _ = load_policy(path)
+    return lambda cap, conv: LearnedPolicy(cap, layers=layers)
+
+
+def cross_validate(
+    convs: Sequence[Conversation],
+    *,
+    folds: int = 3,
+    budgets: Sequence[float] = (0.1, 0.25),
+    steps: int = 150_000,
+    seed: int = 0,
+    k: int = 10,
+) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
+    """Train one policy per fold and score every policy on the fold's held-out conversations.
+
+    Conversation ``i`` is held out by fold ``i % folds``; the learned policy is always
+    scored on conversations it never saw. Returns the table (as :func:`evaluate`), per
+    fold its held-out ids, training time and learning curve, and for each conversation
+    the layers of the model that did not see it.
+    """
+    from langchain_agentmem.rl.train import train
+
+    if not 2 <= folds <= len(convs):
+        raise InvalidInputError(f"folds must be in [2, {len(convs)}], got {folds}")
+    models: dict[str, Any] = {}
+    runs: list[dict[str, Any]] = []
+    for f in range(folds):
+        held = [c for i, c in enumerate(convs) if i % folds == f]
+        rest = [c for i, c in enumerate(convs) if i % folds != f]
+        result = train(
+            rest, val_convs=held, budgets=budgets, steps=steps, seed=seed, eval_every=steps // 6
+        )
+        for c in held:
+            models[c.sample_id] = result.layers
+        runs.append(
+            {
+                "held_out": [c.sample_id for c in held],
+                "train_seconds": result.config["train_seconds"],
+                "steps": result.config["steps"],
+                "curve": result.curve,
+            }
+        )
+    from langchain_agentmem.policies.learned import LearnedPolicy
+
+    factories = heuristic_factories()
+    factories["learned"] = lambda cap, conv: LearnedPolicy(cap, layers=models[conv.sample_id])
+    return evaluate(factories, convs, budgets, k=k), runs, models

@@ -1,0 +1,213 @@
+"""Cheap features of a memory item and of the memory it is offered to.
+
+Everything here is plain numpy and regular expressions: no model call, no look-ahead, no
+labels. The same functions feed the training environment and the shipped policy, so what
+the policy saw in training is exactly what it sees in use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,:/]\d+)*")
+_SPEAKER = re.compile(r"^\s*[^:\n]{1,40}:\s+")
+_NUMBER = re.compile(
+    r"\b\d+(?:[.,:/]\d+)*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|twenty|thirty|hundred|thousand|first|second|third|dozen|couple)\b",
+    re.IGNORECASE,
+)
+_DATE = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|yesterday|today|tomorrow|tonight|weekend|week|month|"
+    r"year|years|ago|last|next|summer|winter|spring|autumn|fall|christmas|birthday|"
+    r"(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_IMAGE = re.compile(
+    r"\[shares? (?:a|an) (?:photo|image|picture)|\[image|\bphoto of\b|\bpicture of\b", re.IGNORECASE
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
+_SMALL_TALK = re.compile(
+    r"\b(?:hey|hi|hello|thanks|thank|bye|wow|awesome|cool|great|amazing|glad|sounds|nice|"
+    r"haha|lol|congrats|congratulations|sure|yeah|yes|totally|agree|appreciate|take care)\b",
+    re.IGNORECASE,
+)
+_EVENT = re.compile(
+    r"\b(?:went|started|joined|got|bought|visited|made|took|finished|moved|signed|won|lost|"
+    r"met|adopted|painted|wrote|read|ran|played|attended|received|decided|learned|"
+    r"\w{3,}ed)\b",
+    re.IGNORECASE,
+)
+_STOP_WORDS = (
+    "a an the and or but so of to in on at for with from by as is are was were be been "
+    "being it its this that these those i you he she we they me him her us them my your "
+    "his our their what which who whom do does did have has had not no yes just really "
+    "very too also can could would should will shall may might must about up out if then "
+    "than there here how when where why all any some more most such only own same into "
+    "over again once i'm you're it's that's don't"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+TEXT_FEATURES = (
+    "length",
+    "capitalised",
+    "numbers",
+    "dates",
+    "image",
+    "question",
+    "first_person",
+    "second_person",
+    "exclamations",
+    "content_share",
+    "long_words",
+    "small_talk",
+    "events",
+    "importance",
+)
+"""Names of the per-item text features, in order."""
+
+IMPORTANCE_WEIGHTS: dict[str, float] = {
+    "length": 2.0,
+    "capitalised": 2.0,
+    "dates": 2.0,
+    "numbers": 1.0,
+    "long_words": 1.5,
+    "events": 0.5,
+    "first_person": 0.5,
+    "image": 0.5,
+    "question": -0.5,
+    "small_talk": -1.0,
+    "second_person": -1.5,
+}
+"""Weights of the hand-written importance rule over the text features."""
+
+_IMPORTANCE = np.array(
+    [IMPORTANCE_WEIGHTS.get(n, 0.0) for n in TEXT_FEATURES[:-1]], dtype=np.float32
+)
+IMPORTANCE_SCALE = 5.0
+"""The ``importance`` feature is the rule's score divided by this (about [-1, 1])."""
+
+MEMORY_FEATURES = (
+    "fill",
+    "max_similarity",
+    "top3_similarity",
+    "near_duplicates",
+    "min_priority",
+    "mean_priority",
+)
+"""Names of the features of the memory as the item arrives, in order."""
+
+FEATURE_NAMES = TEXT_FEATURES + MEMORY_FEATURES
+N_TEXT = len(TEXT_FEATURES)
+N_FEATURES = len(FEATURE_NAMES)
+
+NEAR_DUPLICATE = 0.9
+"""Cosine similarity above which two items count as near-duplicates."""
+
+
+def strip_speaker(text: str) -> str:
+    """Drop a leading ``"speaker: "`` so its capital does not count as a name."""
+    return _SPEAKER.sub("", text, count=1)
+
+
+def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> FloatArray:
+    """The item's own features, each scaled to about [0, 1]."""
+    body = strip_speaker(text)
+    words = _WORD.findall(body)
+    n = len(words)
+    lower = [w.lower() for w in words]
+    capitalised = 0
+    sentence_start = True
+    for raw in re.findall(r"[A-Za-z][A-Za-z'\-]*|[.!?]", body):
+        if raw in ".!?":
+            sentence_start = True
+            continue
+        if raw[0].isupper() and not sentence_start and raw != "I" and not raw.startswith("I'"):
+            capitalised += 1
+        sentence_start = False
+    content = sum(1 for w in lower if w not in _STOP)
+    has_image = bool(_IMAGE.search(text)) or bool(
+        metadata and (metadata.get("image") or metadata.get("blip_caption"))
+    )
+    out = np.array(
+        [
+            min(n, 80) / 80.0,
+            min(capitalised, 6) / 6.0,
+            min(len(_NUMBER.findall(body)), 4) / 4.0,
+            min(len(_DATE.findall(body)), 3) / 3.0,
+            1.0 if has_image else 0.0,
+            min(body.count("?"), 2) / 2.0,
+            min(len(_FIRST_PERSON.findall(body)), 8) / 8.0,
+            min(len(_SECOND_PERSON.findall(body)), 6) / 6.0,
+            min(body.count("!"), 4) / 4.0,
+            content / n if n else 0.0,
+            sum(1 for w in words if len(w) >= 7) / n if n else 0.0,
+            min(len(_SMALL_TALK.findall(body)), 5) / 5.0,
+            min(len(_EVENT.findall(body)), 4) / 4.0,
+            0.0,
+        ],
+        dtype=np.float32,
+    )
+    out[-1] = float(np.clip(importance_score(out) / IMPORTANCE_SCALE, -1.0, 1.0))
+    return out
+
+
+def importance_score(features: FloatArray) -> float:
+    """The importance rule's score of an item from its :func:`text_features`."""
+    return float(_IMPORTANCE @ features[: len(_IMPORTANCE)])
+
+
+def memory_features(
+    size: int,
+    capacity: int,
+    similarities: FloatArray,
+    priorities: FloatArray,
+) -> FloatArray:
+    """Features of the memory as an item arrives.
+
+    Args:
+        size: Records held now.
+        capacity: Most records the memory may hold.
+        similarities: Cosine similarity of the item to its nearest stored records, best first.
+        priorities: The priorities of the stored records (any order).
+    """
+    sims = np.asarray(similarities, dtype=np.float32)
+    pri = np.asarray(priorities, dtype=np.float32)
+    return np.array(
+        [
+            min(size / capacity, 1.0),
+            float(sims[0]) if sims.size else 0.0,
+            float(sims[:3].mean()) if sims.size else 0.0,
+            min(int((sims >= NEAR_DUPLICATE).sum()), 3) / 3.0,
+            float(pri.min()) if pri.size else 0.0,
+            float(pri.mean()) if pri.size else 0.0,
+        ],
+        dtype=np.float32,
+    )
+
+
+BASE_INDEX = TEXT_FEATURES.index("importance")
+"""The policy's output corrects this feature (the importance rule's score) to a priority."""
+
+
+def priority_from(obs: FloatArray, action: float) -> float:
+    """An item's priority: the importance rule's score plus the policy's correction.
+
+    A residual policy: with a zero correction it is the importance rule, so learning
+    starts from the rule and is rewarded only for doing better than it.
+    """
+    return float(np.clip(float(obs[BASE_INDEX]) + float(np.clip(action, -1.0, 1.0)), -1.0, 1.0))
+
+
+def observation(text_part: FloatArray, memory_part: FloatArray) -> FloatArray:
+    """The policy's input: the item's features then the memory's."""
+    return np.concatenate([text_part, memory_part]).astype(np.float32, copy=False)

@@ -1,0 +1,253 @@
+"""Train the memory policy with PPO (stable-baselines3) and export it for numpy inference."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.policies.learned import FloatArray, LearnedPolicy, save_policy
+from langchain_agentmem.rl.data import Conversation
+from langchain_agentmem.rl.env import MemoryBudgetEnv, Prepared, prepare
+from langchain_agentmem.rl.evaluate import capacity_for, per_question, replay, summarise
+
+NET_ARCH = (64, 64)
+
+
+@dataclass
+class TrainResult:
+    """A trained policy and how it learned."""
+
+    layers: list[tuple[FloatArray, FloatArray]]
+    config: dict[str, Any]
+    curve: list[dict[str, float]] = field(default_factory=list)
+    """One row per evaluation: steps, seconds, train recall, held-out recall per budget."""
+
+
+def export_layers(model: Any) -> list[tuple[FloatArray, FloatArray]]:
+    """The actor of an SB3 ``MlpPolicy`` (tanh layers, then the action mean) as arrays."""
+    import torch
+
+    layers: list[tuple[FloatArray, FloatArray]] = []
+    for module in model.policy.mlp_extractor.policy_net:
+        if isinstance(module, torch.nn.Linear):
+            layers.append(
+                (
+                    module.weight.detach().cpu().numpy().astype(np.float32),
+                    module.bias.detach().cpu().numpy().astype(np.float32),
+                )
+            )
+    head = model.policy.action_net
+    layers.append(
+        (
+            head.weight.detach().cpu().numpy().astype(np.float32),
+            head.bias.detach().cpu().numpy().astype(np.float32),
+        )
+    )
+    return layers
+
+
+def score_layers(
+    layers: list[tuple[FloatArray, FloatArray]],
+    convs: Sequence[Conversation],
+    budgets: Sequence[float],
+    k: int = 10,
+) -> dict[str, float]:
+    """Recall@k of a network on ``convs`` at each budget (keys ``"0.1"`` ...)."""
+    out: dict[str, float] = {}
+    for budget in budgets:
+        rows: list[tuple[int, float, float]] = []
+        for conv in convs:
+            cap = capacity_for(budget, len(conv.turns))
+            result = replay(LearnedPolicy(cap, layers=layers), conv)
+            rows.extend(per_question(conv, result.kept, k))
+        out[f"{budget:g}"] = summarise(rows, k).get(f"recall@{k}", 0.0)
+    return out
+
+
+def train(
+    train_convs: Sequence[Conversation],
+    *,
+    val_convs: Sequence[Conversation] = (),
+    budgets: Sequence[float] = (0.1, 0.25),
+    steps: int = 200_000,
+    seed: int = 0,
+    n_envs: int = 4,
+    eval_every: int = 20_000,
+    progress: bool = False,
+    tensorboard: str | os.PathLike[str] | None = None,
+    k: int = 10,
+    select: bool = True,
+    learning_rate: float = 1e-4,
+    n_steps: int = 1024,
+) -> TrainResult:
+    """Train a policy with PPO on ``train_convs``; score it on ``val_convs`` as it learns.
+
+    Args:
+        train_convs: Embedded conversations to learn from.
+        val_convs: Embedded conversations held out from training (for the curve).
+        budgets: Memory budgets drawn per episode (share of turns kept).
+        steps: Environment steps of training.
+        seed: Seeds PPO, the environments and torch.
+        n_envs: Environments stepped side by side.
+        eval_every: Steps between two points of the learning curve.
+        progress: Show a progress bar.
+        tensorboard: Folder for TensorBoard logs (``None``: none written).
+        k: Recall@k rewarded.
+        select: Keep the checkpoint that scores best on the training conversations
+            (deterministic replay; held-out ones are never used to choose).
+        learning_rate: PPO's step size.
+        n_steps: Steps per environment between two PPO updates.
+    """
+    if steps < 1:
+        raise InvalidInputError(f"steps must be >= 1, got {steps}")
+    if not train_convs:
+        raise InvalidInputError("training needs at least one conversation with questions")
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    torch.set_num_threads(1)
+    prepared: list[Prepared] = [prepare(c) for c in train_convs]
+
+    def make(i: int) -> Any:
+        def thunk() -> MemoryBudgetEnv:
+            return MemoryBudgetEnv(prepared, budgets=budgets, k=k)
+
+        return thunk
+
+    venv = DummyVecEnv([make(i) for i in range(n_envs)])
+    venv.seed(seed)
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=n_steps,
+        batch_size=256,
+        n_epochs=5,
+        learning_rate=learning_rate,
+        gamma=0.999,
+        gae_lambda=0.95,
+        ent_coef=0.0,
+        clip_range=0.2,
+        policy_kwargs={
+            "net_arch": {"pi": list(NET_ARCH), "vf": list(NET_ARCH)},
+            "activation_fn": torch.nn.Tanh,
+            "log_std_init": -2.0,
+        },
+        seed=seed,
+        verbose=0,
+        device="cpu",
+        tensorboard_log=None if tensorboard is None else str(tensorboard),
+    )
+    curve: list[dict[str, float]] = []
+    best: dict[str, Any] = {"score": -1.0, "steps": 0.0, "layers": None}
+    started = time.perf_counter()
+    episodes: list[float] = []
+
+    def point(done_steps: int) -> None:
+        row: dict[str, float] = {
+            "steps": float(done_steps),
+            "seconds": time.perf_counter() - started,
+            "train_episode_recall": float(np.mean(episodes)) if episodes else float("nan"),
+        }
+        episodes.clear()
+        layers = export_layers(model)
+        if select:
+            scores = score_layers(layers, train_convs, budgets, k)
+            for key, value in scores.items():
+                row[f"train_recall@{k}/{key}"] = value
+            mean = float(np.mean(list(scores.values())))
+            if mean > best["score"]:
+                best.update(score=mean, steps=float(done_steps), layers=layers)
+        if val_convs:
+            for key, value in score_layers(export_layers(model), val_convs, budgets, k).items():
+                row[f"heldout_recall@{k}/{key}"] = value
+        curve.append(row)
+
+    class Curve(BaseCallback):  # type: ignore[misc]
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                if "recall" in info:
+                    episodes.append(float(info["recall"]))
+            if self.num_timesteps // eval_every > len(curve) - 1:
+                point(self.num_timesteps)
+            return True
+
+    point(0)
+    model.learn(total_timesteps=steps, callback=Curve(), progress_bar=progress)
+    if curve[-1]["steps"] < model.num_timesteps:
+        point(model.num_timesteps)
+    layers = best["layers"] if select else export_layers(model)
+    config = {
+        "trained_on": [c.sample_id for c in train_convs],
+        "budgets": list(budgets),
+        "steps": int(model.num_timesteps),
+        "seed": seed,
+        "algorithm": "PPO (stable-baselines3)",
+        "net_arch": list(NET_ARCH),
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "reward": f"change in evidence recall@{k} of the conversation's questions",
+        "priority": "importance rule score + learned correction",
+    }
+    if select:
+        config["selected_at_steps"] = int(best["steps"])
+        config["selected_by"] = "deterministic recall on the training conversations"
+    venv.close()
+    return TrainResult(layers=layers, config=config, curve=curve)
+
+
+def plot_curve(
+    curve: list[dict[str, float]], path: str | os.PathLike[str], title: str
+) -> Path | None:
+    """Write the learning curve as a PNG (``None`` when matplotlib is not installed)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    steps = [row["steps"] for row in curve]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(steps, [row["train_episode_recall"] for row in curve], label="training episodes")
+    for key in sorted({k for row in curve for k in row if k.startswith("heldout_")}):
+        ax.plot(
+            steps,
+            [row.get(key, float("nan")) for row in curve],
+            marker="o",
+            label=key.replace("heldout_", "held out "),
+        )
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("evidence recall@10")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def write_result(
+    result: TrainResult, out_dir: str | os.PathLike[str], title: str
+) -> dict[str, str]:
+    """Save the policy, its learning curve (JSON and PNG) in ``out_dir``."""
+    out = Path(out_dir)
+    save_policy(out, result.layers, result.config)
+    (out / "learning_curve.json").write_text(
+        json.dumps(result.curve, indent=1) + "\n", encoding="utf-8"
+    )
+    files = {"policy": str(out / "policy.npz"), "config": str(out / "policy.json")}
+    png = plot_curve(result.curve, out / "learning_curve.png", title)
+    if png is not None:
+        files["curve"] = str(png)
+    return files

@@ -1,0 +1,163 @@
+"""Policies through AgentMemory: real model, real SQLite, the audit log tells why."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from langchain_agentmem import AgentMemory
+from langchain_agentmem.errors import InvalidInputError, UnknownPolicyError
+from langchain_agentmem.types import OpKind
+
+FACTS = [
+    "I moved to Lisbon in March 2023 to work for Siemens as an engineer.",
+    "My daughter Emma turns 7 on 14 June; we are planning a party at the zoo.",
+    "I ran the Boston Marathon in April in 3 hours 41 minutes.",
+]
+CHATTER = ["haha ok", "cool, thanks!", "you too!", "lol yes"]
+
+
+def open_memory(path: Path, embeddings: object, policy: str, capacity: int) -> AgentMemory:
+    return AgentMemory(f"sqlite:///{path}", embeddings=embeddings, policy=policy, capacity=capacity)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", ["importance", "novelty", "learned"])
+def test_scoring_policies_keep_facts_over_chatter(
+    tmp_path: Path, embeddings: object, policy: str
+) -> None:
+    with open_memory(tmp_path / "m.db", embeddings, policy, 3) as mem:
+        for text in [CHATTER[0], FACTS[0], CHATTER[1], FACTS[1], CHATTER[2], FACTS[2], CHATTER[3]]:
+            mem.add(text, namespace="u")
+        kept = {r.text for r in mem.records("u")}
+        assert kept == set(FACTS)
+        log = mem.decisions("u")
+        assert {d.kind for d in log} >= {OpKind.ADD, OpKind.DELETE, OpKind.NOOP}
+        assert all(d.policy == policy and d.reason for d in log)
+        hit = mem.search("Where does the user work?", namespace="u", k=1)
+        assert hit[0].text == FACTS[0]
+
+
+def test_novelty_skips_a_repeat_and_updates_a_restatement(
+    tmp_path: Path, embeddings: object
+) -> None:
+    with open_memory(tmp_path / "m.db", embeddings, "novelty", 10) as mem:
+        mem.add("My favourite food is sushi.", namespace="u")
+        (op,) = mem.add("My favourite food is sushi.", namespace="u")
+        assert op.kind is OpKind.NOOP and "copy" in op.reason
+        ops = mem.add("I really love sushi, it is my favourite food.", namespace="u")
+        assert [o.kind for o in ops] == [OpKind.UPDATE]
+        (rec,) = mem.records("u")
+        assert rec.text == "I really love sushi, it is my favourite food."
+
+
+def test_lru_keeps_what_was_recalled(tmp_path: Path, embeddings: object) -> None:
+    with open_memory(tmp_path / "m.db", embeddings, "lru", 3) as mem:
+        t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+        for i, text in enumerate(FACTS):
+            mem.add(text, namespace="u", timestamp=t0 + timedelta(hours=i))
+        (hit,) = mem.search("marathon time", namespace="u", k=1, mode="dense")
+        assert hit.text == FACTS[2]
+        (first,) = mem.search("Where do I live?", namespace="u", k=1, mode="dense")
+        assert first.text == FACTS[0]
+        mem.add("I play chess on Sundays.", namespace="u")
+        kept = {r.text for r in mem.records("u")}
+        assert FACTS[1] not in kept and FACTS[0] in kept
+
+
+def test_forgetting_curve_forgets_the_stale_unrecalled(tmp_path: Path, embeddings: object) -> None:
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    with open_memory(tmp_path / "m.db", embeddings, "forgetting_curve", 2) as mem:
+        mem.add(FACTS[0], namespace="u", timestamp=t0)
+        mem.add(FACTS[1], namespace="u", timestamp=t0 + timedelta(days=1))
+        for _ in range(3):
+            mem.search("Lisbon Siemens engineer", namespace="u", k=1, mode="dense")
+        ops = mem.add(FACTS[2], namespace="u", timestamp=t0 + timedelta(days=2))
+        assert [o.kind for o in ops] == [OpKind.DELETE, OpKind.ADD]
+        assert {r.text for r in mem.records("u")} == {FACTS[0], FACTS[2]}
+
+
+def test_capacity_holds_across_a_restart(tmp_path: Path, embeddings: object) -> None:
+    path = tmp_path / "m.db"
+    with open_memory(path, embeddings, "learned", 2) as mem:
+        for text in FACTS[:2]:
+            mem.add(text, namespace="u")
+    with open_memory(path, embeddings, "learned", 2) as mem:
+        mem.add(FACTS[2], namespace="u")
+        mem.add(CHATTER[0], namespace="u")
+        assert len(mem.records("u")) == 2
+        assert CHATTER[0] not in {r.text for r in mem.records("u")}
+
+
+def test_bad_policy_arguments(tmp_path: Path, embeddings: object) -> None:
+    with pytest.raises(InvalidInputError, match="capacity must be >= 1"):
+        open_memory(tmp_path / "a.db", embeddings, "importance", 0)
+    with pytest.raises(UnknownPolicyError, match="forgetting_curve"):
+        open_memory(tmp_path / "b.db", embeddings, "clever", 3)
+
+
+def _locomo_file(path: Path, n_conversations: int = 2) -> Path:
+    """A small conversation file in the LoCoMo format (facts among chatter, questions)."""
+    samples = []
+    for c in range(n_conversations):
+        turns = []
+        for i in range(24):
+            text = FACTS[i % 3] if i % 4 == 0 else CHATTER[i % 4]
+            turns.append({"speaker": "A" if i % 2 else "B", "dia_id": f"D1:{i + 1}", "text": text})
+        samples.append(
+            {
+                "sample_id": f"s{c}",
+                "conversation": {
+                    "speaker_a": "A",
+                    "speaker_b": "B",
+                    "session_1_date_time": "1:56 pm on 8 May, 2023",
+                    "session_1": turns,
+                },
+                "qa": [
+                    {
+                        "question": "Where do I work?",
+                        "answer": "Siemens",
+                        "evidence": ["D1:1"],
+                        "category": 4,
+                    },
+                    {
+                        "question": "When is Emma's birthday?",
+                        "answer": "14 June",
+                        "evidence": ["D1:5"],
+                        "category": 2,
+                    },
+                ],
+            }
+        )
+    import json
+
+    path.write_text(json.dumps(samples))
+    return path
+
+
+@pytest.mark.slow
+def test_agentmem_train_writes_a_policy_that_memory_can_use(
+    tmp_path: Path, embeddings: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_agentmem.cli import main
+    from langchain_agentmem.policies.learned import LearnedPolicy
+
+    data = _locomo_file(tmp_path / "convs.json")
+    out = tmp_path / "policy"
+    args = ["train", "--data", str(data), "--out", str(out), "--steps", "1024"]
+    assert main([*args, "--budget", "0.25", "--no-progress"]) == 0
+    summary = capsys.readouterr().out
+    assert '"held_out": [\n    "s1"' in summary
+    assert (out / "policy.npz").is_file() and (out / "learning_curve.json").is_file()
+    policy = LearnedPolicy(3, path=out)
+    assert policy.config["trained_on"] == ["s0"]
+    mem = AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=embeddings, policy=policy)  # type: ignore[arg-type]
+    with mem:
+        for text in [*CHATTER, *FACTS]:
+            mem.add(text, namespace="u")
+        assert len(mem.records("u")) == 3
+    with pytest.raises(InvalidInputError, match="budget"):
+        main([*args, "--budget", "1.5"])
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        main(["train", "--data", str(tmp_path / "none.json"), "--out", str(out)])

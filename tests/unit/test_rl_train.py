@@ -1,0 +1,129 @@
+"""A tiny seeded PPO run, the exported policy, and the files it ships in."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from langchain_agentmem.policies.learned import (
+    LearnedPolicy,
+    PolicyFileError,
+    forward,
+    load_policy,
+    save_policy,
+    shipped_policy_dir,
+)
+from langchain_agentmem.rl.evaluate import replay
+from langchain_agentmem.rl.features import N_FEATURES
+from langchain_agentmem.rl.train import export_layers, train, write_result
+from tests.unit.test_rl_env import toy_conversation
+
+
+@pytest.mark.slow
+def test_tiny_seeded_training_run_is_reproducible_and_round_trips(tmp_path: Path) -> None:
+    convs = [toy_conversation(s, n=40) for s in range(3)]
+    runs = [
+        train(convs[:2], val_convs=convs[2:], steps=1024, seed=3, n_envs=2, eval_every=512)
+        for _ in range(2)
+    ]
+    for (w1, b1), (w2, b2) in zip(runs[0].layers, runs[1].layers, strict=True):
+        np.testing.assert_array_equal(w1, w2)
+        np.testing.assert_array_equal(b1, b2)
+    result = runs[0]
+    assert result.curve[0]["steps"] == 0
+    assert "heldout_recall@10/0.1" in result.curve[-1]
+    files = write_result(result, tmp_path / "out", "test")
+    assert Path(files["policy"]).is_file() and Path(files["config"]).is_file()
+    layers, config = load_policy(tmp_path / "out")
+    assert config["steps"] == result.config["steps"] and config["trained_on"] == ["toy-0", "toy-1"]
+    obs = np.linspace(0, 1, N_FEATURES, dtype=np.float32)
+    assert forward(layers, obs) == pytest.approx(forward(result.layers, obs))
+    # What the numpy copy decides is what the torch actor's mean decides.
+    out = replay(LearnedPolicy(4, path=tmp_path / "out"), convs[2])
+    assert 1 <= len(out.kept) <= 4
+
+
+def test_export_matches_the_torch_actor() -> None:
+    import torch
+    from stable_baselines3 import PPO
+
+    from langchain_agentmem.rl.env import MemoryBudgetEnv
+
+    env = MemoryBudgetEnv([toy_conversation(0)])
+    model = PPO(
+        "MlpPolicy",
+        env,
+        policy_kwargs={"net_arch": [8, 8], "activation_fn": torch.nn.Tanh},
+        seed=0,
+        device="cpu",
+    )
+    layers = export_layers(model)
+    obs = np.random.default_rng(0).uniform(0, 1, size=N_FEATURES).astype(np.float32)
+    action, _ = model.predict(obs, deterministic=True)
+    assert forward(layers, obs) == pytest.approx(float(np.clip(action[0], -1, 1)), abs=1e-5)
+
+
+def test_shipped_policy_loads_offline_without_torch() -> None:
+    layers, config = load_policy()
+    assert layers[0][0].shape[1] == N_FEATURES
+    assert config["format"] == "agentmem-policy" and len(config["trained_on"]) >= 1
+    # Loading and deciding never needs torch (checked in a fresh interpreter).
+    import subprocess
+
+    code = (
+        "import sys; from langchain_agentmem.policies.learned import LearnedPolicy; "
+        "LearnedPolicy(10); print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _copy_shipped(tmp_path: Path) -> Path:
+    folder = tmp_path / "policy"
+    folder.mkdir()
+    for name in ("policy.npz", "policy.json"):
+        (folder / name).write_bytes((shipped_policy_dir() / name).read_bytes())
+    return folder
+
+
+def test_missing_truncated_or_incompatible_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(PolicyFileError, match=r"missing.*agentmem train"):
+        LearnedPolicy(5, path=tmp_path / "nowhere")
+    folder = _copy_shipped(tmp_path)
+    LearnedPolicy(5, path=folder)
+    weights = folder / "policy.npz"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) // 2])
+    with pytest.raises(PolicyFileError, match="truncated or altered"):
+        LearnedPolicy(5, path=folder)
+    weights.write_bytes(data)
+    config = json.loads((folder / "policy.json").read_text())
+    config["features"] = config["features"][:-1]
+    (folder / "policy.json").write_text(json.dumps(config))
+    with pytest.raises(PolicyFileError, match="version"):
+        LearnedPolicy(5, path=folder)
+    (folder / "policy.json").write_text("{")
+    with pytest.raises(PolicyFileError, match="unreadable"):
+        LearnedPolicy(5, path=folder)
+
+
+def test_weights_that_need_pickle_are_refused(tmp_path: Path) -> None:
+    layers, config = load_policy()
+    folder = tmp_path / "p"
+    save_policy(folder, layers, {})
+    # Replace a layer with an object array: loading must refuse it, never unpickle it.
+    arrays = {f"layer{i}.weight": w for i, (w, _) in enumerate(layers)}
+    arrays.update({f"layer{i}.bias": b for i, (_, b) in enumerate(layers)})
+    arrays["layer0.bias"] = np.array([object()] * layers[0][1].shape[0], dtype=object)
+    np.savez(folder / "policy.npz", **arrays)  # type: ignore[arg-type]
+    import hashlib
+
+    config = json.loads((folder / "policy.json").read_text())
+    config["weights_sha256"] = hashlib.sha256((folder / "policy.npz").read_bytes()).hexdigest()
+    (folder / "policy.json").write_text(json.dumps(config))
+    with pytest.raises(PolicyFileError, match="unreadable"):
+        LearnedPolicy(5, path=folder)
