@@ -1,0 +1,1 @@
+"""Training and evaluating the memory policy: environment, PPO, evaluation."""
