@@ -741,22 +741,21 @@ need: an upper reference, not a policy.
     ),
     code(
         """
-from langchain_agentmem.policies.learned import LearnedPolicy, load_policy, shipped_policy_dir
+from langchain_agentmem.policies.learned import LearnedPolicy, load_policy
 from langchain_agentmem.rl.evaluate import evaluate, heuristic_factories
 from langchain_agentmem.rl.report import markdown
 
 BUDGETS = (0.05, 0.1, 0.25, 0.5)
 policies = heuristic_factories(("fifo", "random", "importance", "novelty"))
 policies["learned (this notebook)"] = lambda cap, conv: LearnedPolicy(cap, layers=result.layers)
-if (shipped_policy_dir() / "policy.npz").is_file():
-    shipped_layers, shipped_config = load_policy()
-    seen = set(shipped_config.get("trained_on", [])) & {c.sample_id for c in HELD_OUT}
-    label = "learned (shipped" + (", saw this conversation)" if seen else ")")
-    policies[label] = lambda cap, conv: LearnedPolicy(cap, layers=shipped_layers)
-    print(
-        f"shipped policy: {shipped_config.get('steps')} steps on "
-        f"{', '.join(shipped_config.get('trained_on', []))}"
-    )
+shipped_layers, shipped = load_policy()  # the policy behind policy="learned"
+seen = set(shipped.get("trained_on", [])) & {c.sample_id for c in HELD_OUT}
+label = "learned (shipped" + (", saw this conversation)" if seen else ")")
+policies[label] = lambda cap, conv: LearnedPolicy(cap, layers=shipped_layers)
+print(f"shipped policy: {shipped['steps']} steps on {', '.join(shipped['trained_on'])}")
+if "cross_validation" in shipped:
+    unseen = {b: round(row["learned"], 3) for b, row in shipped["cross_validation"].items()}
+    print("  cross-validated recall@10 on conversations it never saw:", unseen)
 
 table = evaluate(policies, HELD_OUT, BUDGETS)
 print(markdown(table))

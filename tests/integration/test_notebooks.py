@@ -232,7 +232,15 @@ def test_memory_policy_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         for line in text.splitlines()
         if line.startswith("budget 0.1  ")
     }
-    assert {"fifo", "random", "importance", "novelty", "learned (this notebook)"} <= set(recall)
+    assert set(recall) == {
+        "fifo",
+        "random",
+        "importance",
+        "novelty",
+        "learned (this notebook)",
+        "learned (shipped, saw this conversation)",
+        "oracle (knows the evidence)",
+    }
     oracle = recall.pop("oracle (knows the evidence)")
     assert all(0.0 <= r <= oracle for r in recall.values()), recall
     assert recall["importance"] > recall["fifo"]
