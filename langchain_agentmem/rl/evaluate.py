@@ -7,6 +7,7 @@ policy is measured side by side in seconds.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,20 +136,63 @@ def summarise(per_q: Sequence[tuple[int, float, float]], k: int) -> dict[str, fl
     return out
 
 
+RRF_C = 60
+"""Reciprocal-rank-fusion constant of the hybrid ranking."""
+
+
+def _hybrid_order(conv: Conversation, kept: IntArray, k: int) -> list[list[int]]:
+    """Per question, positions in ``kept`` ranked by RRF of dense cosine and BM25."""
+    import bm25s
+
+    depth = min(max(50, k), kept.size)
+    sims = conv.question_vectors @ conv.turn_vectors[kept].T
+    dense = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
+    texts = [conv.turns[i].text for i in kept.tolist()]
+    bm25 = bm25s.BM25()
+    bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize([q.text for q in conv.questions], stopwords="en", show_progress=False)
+    docs, scores = bm25.retrieve(tokens, k=depth, show_progress=False)
+    orders: list[list[int]] = []
+    for qi in range(len(conv.questions)):
+        fused: dict[int, float] = {}
+        for rank, pos in enumerate(dense[qi].tolist()):
+            fused[pos] = fused.get(pos, 0.0) + 1.0 / (RRF_C + rank)
+        lexical = [int(d) for d, sc in zip(docs[qi], scores[qi], strict=True) if sc > 0]
+        for rank, pos in enumerate(lexical):
+            fused[pos] = fused.get(pos, 0.0) + 1.0 / (RRF_C + rank)
+        orders.append(sorted(fused, key=lambda p: -fused[p])[:k])
+    return orders
+
+
 def per_question(
-    conv: Conversation, kept: Sequence[int] | IntArray, k: int = 10
+    conv: Conversation,
+    kept: Sequence[int] | IntArray,
+    k: int = 10,
+    retrieval: str = "dense",
 ) -> list[tuple[int, float, float]]:
-    """``(category, recall@k, retained)`` for each question of ``conv``."""
+    """``(category, recall@k, retained)`` for each question of ``conv``.
+
+    Args:
+        conv: An embedded conversation.
+        kept: Turn indices memory holds.
+        k: Items retrieved per question.
+        retrieval: ``"dense"`` (cosine) or ``"hybrid"`` (reciprocal-rank fusion of
+            cosine and BM25 over the kept turns).
+    """
+    if retrieval not in ("dense", "hybrid"):
+        raise InvalidInputError(f"retrieval must be 'dense' or 'hybrid', got {retrieval!r}")
     kept_arr = np.asarray(kept, dtype=np.int64)
     rows: list[tuple[int, float, float]] = []
     kept_set = set(kept_arr.tolist())
-    order = None
-    if kept_arr.size:
+    orders: list[list[int]] | None = None
+    if kept_arr.size and retrieval == "hybrid":
+        orders = _hybrid_order(conv, kept_arr, k)
+    elif kept_arr.size:
         sims = conv.question_vectors @ conv.turn_vectors[kept_arr].T
-        order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        orders = np.argsort(-sims, axis=1, kind="stable")[:, :k].tolist()
     for qi, q in enumerate(conv.questions):
         ev = set(q.evidence)
-        hit = 0.0 if order is None else len(set(kept_arr[order[qi]].tolist()) & ev) / len(ev)
+        hit = 0.0 if orders is None else len(set(kept_arr[orders[qi]].tolist()) & ev) / len(ev)
         rows.append((q.category, hit, len(kept_set & ev) / len(ev)))
     return rows
 
@@ -167,6 +211,14 @@ PolicyFactory = Callable[[int, Conversation], MemoryPolicy]
 """Builds a policy for a capacity and the conversation it will see (for held-out models)."""
 
 
+def _prefixed(values: dict[str, float], prefix: str) -> dict[str, float]:
+    return {
+        prefix + key: v
+        for key, v in values.items()
+        if key.startswith("recall@") or key == "retained"
+    }
+
+
 def evaluate(
     policies: dict[str, PolicyFactory],
     convs: Sequence[Conversation],
@@ -174,12 +226,15 @@ def evaluate(
     *,
     k: int = 10,
     with_oracle: bool = True,
+    hybrid: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Every policy at every budget on every conversation, side by side.
 
     Returns:
         ``{budget: {policy: {"recall@k": ..., "recall@k/catN": ..., "retained": ...,
-        "decide_p50_us": ..., "decide_p95_us": ...}}}``, budgets as strings like ``"0.1"``.
+        "decide_p50_us": ..., "decide_p95_us": ..., "hybrid/recall@k": ...}}}``, budgets
+        as strings like ``"0.1"``; plain keys score dense retrieval, ``hybrid/`` keys the
+        fusion of dense and BM25 over the same kept turns.
     """
     out: dict[str, dict[str, dict[str, float]]] = {}
     for budget in budgets:
@@ -187,16 +242,21 @@ def evaluate(
         table: dict[str, dict[str, float]] = {}
         for name, factory in policies.items():
             rows: list[tuple[int, float, float]] = []
+            hrows: list[tuple[int, float, float]] = []
             times: list[int] = []
             ops: dict[str, int] = {}
             for conv in convs:
                 cap = capacity_for(budget, len(conv.turns))
                 result = replay(factory(cap, conv), conv)
                 rows.extend(per_question(conv, result.kept, k))
+                if hybrid:
+                    hrows.extend(per_question(conv, result.kept, k, "hybrid"))
                 times.extend(result.decide_ns)
                 for key, n in result.ops.items():
                     ops[key] = ops.get(key, 0) + n
             entry = summarise(rows, k)
+            if hybrid:
+                entry.update(_prefixed(summarise(hrows, k), "hybrid/"))
             us = np.array(times, dtype=np.float64) / 1000.0
             entry["decide_p50_us"] = float(np.percentile(us, 50))
             entry["decide_p95_us"] = float(np.percentile(us, 95))
@@ -204,11 +264,16 @@ def evaluate(
                 entry[f"ops/{key}"] = float(n)
             table[name] = entry
         if with_oracle:
-            rows = []
+            rows, hrows = [], []
             for conv in convs:
                 cap = capacity_for(budget, len(conv.turns))
                 rows.extend(per_question(conv, oracle_kept(conv, cap), k))
-            table["oracle (knows the evidence)"] = summarise(rows, k)
+                if hybrid:
+                    hrows.extend(per_question(conv, oracle_kept(conv, cap), k, "hybrid"))
+            entry = summarise(rows, k)
+            if hybrid:
+                entry.update(_prefixed(summarise(hrows, k), "hybrid/"))
+            table["oracle (knows the evidence)"] = entry
         out[f"{budget:g}"] = table
     return out
 
@@ -227,11 +292,9 @@ def heuristic_factories(names: Sequence[str] = HEURISTICS) -> dict[str, PolicyFa
     return {n: factory(n) for n in names}
 
 
-def learned_factory(path: str | None = None) -> PolicyFactory:
-    """The learned policy from ``path`` (default: the shipped one)."""
-    from langchain_agentmem.policies.learned import LearnedPolicy, load_policy
+def _learned_from(layers: Any) -> PolicyFactory:
+    from langchain_agentmem.policies.learned import LearnedPolicy
 
-    layers, _ = load_policy(path)
     return lambda cap, conv: LearnedPolicy(cap, layers=layers)
 
 
@@ -278,3 +341,38 @@ def cross_validate(
     factories = heuristic_factories()
     factories["learned"] = lambda cap, conv: LearnedPolicy(cap, layers=models[conv.sample_id])
     return evaluate(factories, convs, budgets, k=k), runs, models
+
+
+def compare_policies(
+    data: str | os.PathLike[str],
+    budgets: Sequence[float] = (0.1, 0.25),
+    *,
+    policies: Sequence[str] | None = None,
+    learned_path: str | None = None,
+    k: int = 10,
+) -> dict[str, Any]:
+    """Every policy at every budget on a LoCoMo-format file: ``{"budget": {...}, ...}``.
+
+    The entry point for benchmark commands. The learned policy is the shipped one (or
+    ``learned_path``); when it was trained on some of these conversations the result
+    says so under ``learned_trained_on_these``: such figures are not held-out (use
+    :func:`cross_validate` for those).
+    """
+    from langchain_agentmem.policies.learned import load_policy
+    from langchain_agentmem.rl.data import embed_conversations, load_locomo
+
+    budgets = [check_budget(b) for b in budgets]
+    convs = embed_conversations(load_locomo(data))
+    names = list(policies) if policies is not None else [*HEURISTICS, "learned"]
+    factories = heuristic_factories([n for n in names if n != "learned"])
+    seen: list[str] = []
+    if "learned" in names:
+        layers, config = load_policy(learned_path)
+        factories["learned"] = _learned_from(layers)
+        ids = {c.sample_id for c in convs}
+        seen = sorted(ids & set(config.get("trained_on", [])))
+    return {
+        "budget": evaluate(factories, convs, budgets, k=k),
+        "conversations": [c.sample_id for c in convs],
+        "learned_trained_on_these": seen,
+    }

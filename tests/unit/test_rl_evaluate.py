@@ -1,0 +1,78 @@
+"""Side-by-side replay of policies over conversations, and its scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.policies import make_policy
+from langchain_agentmem.rl.evaluate import (
+    capacity_for,
+    evaluate,
+    heuristic_factories,
+    oracle_kept,
+    per_question,
+    replay,
+)
+from tests.unit.test_rl_env import toy_conversation
+
+
+def test_capacity_follows_the_budget() -> None:
+    assert capacity_for(0.1, 419) == 42
+    assert capacity_for(0.001, 10) == 1
+    with pytest.raises(InvalidInputError, match="budget"):
+        capacity_for(0.0, 10)
+
+
+def test_fifo_replay_keeps_the_newest_turns() -> None:
+    conv = toy_conversation(0, n=30)
+    out = replay(make_policy("fifo", 5), conv)
+    assert out.kept.tolist() == [25, 26, 27, 28, 29]
+    assert out.ops["ADD"] == 30 and out.ops["DELETE"] == 25
+    assert len(out.decide_ns) == 30
+
+
+def test_novelty_updates_in_replay_count_as_the_newer_turn() -> None:
+    conv = toy_conversation(1, n=20)
+    v3 = conv.turn_vectors[3]
+    u = conv.turn_vectors[15] - (conv.turn_vectors[15] @ v3) * v3
+    u /= np.linalg.norm(u)
+    conv.turn_vectors[10] = 0.9 * v3 + np.sqrt(1 - 0.81) * u  # restates turn 3 (cosine 0.9)
+    conv.turn_vectors[12] = conv.turn_vectors[10].copy()  # repeats it: a copy
+    out = replay(make_policy("novelty", 20), conv)
+    assert out.ops["UPDATE"] == 1 and out.ops["NOOP"] >= 1
+    assert 10 in out.kept.tolist() and 3 not in out.kept.tolist()
+
+
+def test_table_has_every_policy_budget_and_the_oracle_on_top() -> None:
+    convs = [toy_conversation(s, n=40) for s in range(2)]
+    table = evaluate(heuristic_factories(["fifo", "importance"]), convs, [0.1, 0.25])
+    assert set(table) == {"0.1", "0.25"}
+    for rows in table.values():
+        oracle = rows["oracle (knows the evidence)"]
+        for name in ("fifo", "importance"):
+            assert 0.0 <= rows[name]["recall@10"] <= 1.0
+            assert rows[name]["retained"] <= oracle["retained"] + 1e-9
+            assert rows[name]["decide_p95_us"] > 0
+            assert "hybrid/recall@10" in rows[name]
+            assert "recall@10/cat1" in rows[name]
+
+
+def test_dense_and_hybrid_agree_when_everything_fits_in_k() -> None:
+    conv = toy_conversation(2, n=8)
+    kept = np.arange(8)
+    dense = per_question(conv, kept, k=10)
+    hybrid = per_question(conv, kept, k=10, retrieval="hybrid")
+    assert [r[1] for r in dense] == [1.0] * len(conv.questions)
+    assert [r[1] for r in hybrid] == [1.0] * len(conv.questions)
+    assert per_question(conv, [], k=10)[0][1:] == (0.0, 0.0)
+    with pytest.raises(InvalidInputError, match="retrieval"):
+        per_question(conv, kept, retrieval="sparse")
+
+
+def test_oracle_keeps_evidence_first() -> None:
+    conv = toy_conversation(3, n=40)
+    evidence = {e for q in conv.questions for e in q.evidence}
+    kept = set(oracle_kept(conv, len(evidence)).tolist())
+    assert kept == evidence
