@@ -110,6 +110,20 @@ def train(
         raise InvalidInputError(f"steps must be >= 1, got {steps}")
     if not train_convs:
         raise InvalidInputError("training needs at least one conversation with questions")
+    if tensorboard is not None:
+        try:
+            import tensorboard as _tb  # noqa: F401
+        except ImportError:
+            raise InvalidInputError(
+                "TensorBoard logs need the tensorboard package: pip install tensorboard, "
+                "or leave out the TensorBoard folder"
+            ) from None
+    if progress:
+        try:
+            import rich  # noqa: F401
+            import tqdm  # noqa: F401
+        except ImportError:
+            progress = False  # the bar is a nicety: train without it
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback

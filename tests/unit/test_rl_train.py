@@ -127,3 +127,20 @@ def test_weights_that_need_pickle_are_refused(tmp_path: Path) -> None:
     (folder / "policy.json").write_text(json.dumps(config))
     with pytest.raises(PolicyFileError, match="unreadable"):
         LearnedPolicy(5, path=folder)
+
+
+def test_tensorboard_logs_or_a_clear_error(tmp_path: Path) -> None:
+    import importlib.util
+
+    from langchain_agentmem.errors import InvalidInputError
+
+    convs = [toy_conversation(0, n=20)]
+    logs = tmp_path / "tb"
+    if importlib.util.find_spec("tensorboard") is None:
+        with pytest.raises(InvalidInputError, match="pip install tensorboard"):
+            train(convs, steps=256, n_envs=1, tensorboard=logs, select=False)
+    else:
+        train(convs, steps=256, n_envs=1, tensorboard=logs, select=False)
+        assert any(logs.rglob("events.out.tfevents.*"))
+    with pytest.raises(InvalidInputError, match="steps"):
+        train(convs, steps=0)
