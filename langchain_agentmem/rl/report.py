@@ -75,6 +75,35 @@ def plot_runs(runs: list[dict[str, Any]], path: Path) -> Path | None:
     return path
 
 
+def plot_budgets(
+    table: dict[str, dict[str, dict[str, float]]], path: Path, k: int = 10
+) -> Path | None:
+    """Recall@k against budget, one line per policy (``None`` without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    budgets = sorted(table, key=float)
+    names = list(next(iter(table.values())))
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    for name in names:
+        values = [table[b][name].get(f"recall@{k}", float("nan")) for b in budgets]
+        style = "--" if name.startswith("oracle") else "-"
+        ax.plot([float(b) for b in budgets], values, style, marker="o", label=name)
+    ax.set_xlabel("budget (share of a conversation's turns kept)")
+    ax.set_ylabel(f"evidence recall@{k} (held-out)")
+    ax.set_xticks([float(b) for b in budgets])
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def compare_kept(
     convs: Sequence[Any], learned: dict[str, Any], budget: float, rival: str = "importance"
 ) -> dict[str, Any]:
@@ -199,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dumps(runs, indent=1) + "\n", encoding="utf-8"
     )
     plot_runs(runs, out / "policy_learning_curve.png")
+    plot_budgets(table, out / "policy_recall_vs_budget.png")
     print(markdown(table))
     return 0
 
