@@ -1,7 +1,24 @@
 """Search indexes: caches of the store, always rebuildable from it."""
 
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import SEARCH_MODES, check_mode, fuse
+from langchain_agentmem.index.hybrid import (
+    SEARCH_MODES,
+    HybridConfig,
+    ThreadOrder,
+    check_mode,
+    hybrid_search,
+)
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
+from langchain_agentmem.index.text import lexical_text
 
-__all__ = ["SEARCH_MODES", "DenseIndex", "LexicalIndex", "check_mode", "fuse", "tokenize"]
+__all__ = [
+    "SEARCH_MODES",
+    "DenseIndex",
+    "HybridConfig",
+    "LexicalIndex",
+    "ThreadOrder",
+    "check_mode",
+    "hybrid_search",
+    "lexical_text",
+    "tokenize",
+]

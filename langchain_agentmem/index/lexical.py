@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 import bm25s
@@ -21,6 +23,13 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
+DEFAULT_K1 = 1.5
+DEFAULT_B = 0.3
+"""Length normalisation: lower than Lucene's 0.75, since short chat turns ("Yes! A sunrise.")
+otherwise outrank the turns that say more (held-out LoCoMo recall, see
+``benchmarks/locomo_ablation.py``)."""
+
+
 class LexicalIndex:
     """BM25 (Lucene variant) keyed by the store's integer record keys.
 
@@ -28,13 +37,14 @@ class LexicalIndex:
     first search after a change, so a stream of adds costs one rebuild, not one per add.
     """
 
-    def __init__(self, *, k1: float = 1.5, b: float = 0.75) -> None:
+    def __init__(self, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
         self.k1 = k1
         self.b = b
         self._tokens: dict[int, list[str]] = {}
         self._model: bm25s.BM25 | None = None
         self._rids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._pos: dict[int, int] = {}
+        self._df: Counter[str] = Counter()
         self._dirty = False
 
     def __len__(self) -> int:
@@ -56,6 +66,7 @@ class LexicalIndex:
         if self._dirty or (self._model is None and self._tokens):
             self._rids = np.fromiter(self._tokens.keys(), dtype=np.int64, count=len(self._tokens))
             self._pos = {rid: i for i, rid in enumerate(self._tokens)}
+            self._df = Counter(t for tokens in self._tokens.values() for t in set(tokens))
             if any(self._tokens.values()):  # bm25s cannot index an empty vocabulary
                 model = bm25s.BM25(k1=self.k1, b=self.b)
                 model.index(list(self._tokens.values()), show_progress=False)
@@ -75,15 +86,35 @@ class LexicalIndex:
             return self._rids, np.zeros(len(self._rids), dtype=np.float32)
         return self._rids, np.asarray(model.get_scores(terms), dtype=np.float32)
 
-    def candidates(self, query: str, n: int, also: Sequence[int]) -> dict[int, float]:
-        """BM25 scores of the ``n`` best keys and of the keys in ``also`` (0 if unmatched)."""
+    def ceiling(self, query: str) -> float:
+        """The most BM25 any record could score for ``query``: the sum of its terms' idf.
+
+        (``bm25s``'s Lucene variant scores a term ``idf * tf / (tf + k1 * norm)``, which
+        approaches ``idf`` as the term repeats.) Every query term counts, those no record
+        holds included (at their idf for a document frequency of 0), so a record matching
+        only common words scores little.
+        """
+        self._fresh()
+        n = len(self._tokens)
+        return sum(
+            math.log(1.0 + (n - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in tokenize(query)
+        )
+
+    def normalised(self, query: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Every indexed key with its BM25 score over :meth:`ceiling`, in [0, 1].
+
+        The scale is absolute: the same match means the same score in every search.
+        """
         rids, scores = self.scores(query)
-        found = dict(top_k(rids, scores, n))
-        for rid in also:
-            if rid not in found:
-                pos = self._pos.get(int(rid))
-                found[int(rid)] = 0.0 if pos is None or not len(scores) else float(scores[pos])
-        return found
+        top = self.ceiling(query)
+        if top <= 0 or not len(scores):
+            return rids, np.zeros(len(rids), dtype=np.float32)
+        return rids, np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
+
+    def position(self, rid: int) -> int | None:
+        """Where ``rid`` sits in the arrays :meth:`scores` returns (``None``: not indexed)."""
+        self._fresh()
+        return self._pos.get(int(rid))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` best-scoring keys with their BM25 score, best first (score > 0 only)."""

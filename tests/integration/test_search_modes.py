@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timezone
+from pathlib import Path
 
+import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError
+from langchain_agentmem.index import HybridConfig
 
 FACTS = [
     "My dog Biscuit is a golden retriever who loves the beach.",
@@ -89,3 +94,101 @@ def test_asearch_matches_search(filled: AgentMemory) -> None:
         assert [h.id for h in got] == [h.id for h in sync], mode
     with pytest.raises(InvalidInputError, match="unknown search mode"):
         asyncio.run(filled.asearch("x", namespace="u", mode="bm25"))
+
+
+ALICE = {
+    "What is Alice's job?": "Alice works as a nurse at the city hospital.",
+    "What pet does Alice have?": "Alice has a grey cat called Miso.",
+    "What is Alice allergic to?": "Alice is allergic to peanuts.",
+    "Where does Alice live?": "Alice lives in Lisbon, near the river.",
+    "What does Alice do for fun?": "Alice's hobby is rock climbing on weekends.",
+}
+
+
+def test_hybrid_puts_the_right_fact_first_in_a_tiny_namespace(memory: AgentMemory) -> None:
+    # Every fact shares the name; BM25 on it alone must not outvote the meaning.
+    for fact in ALICE.values():
+        memory.add(fact, namespace="alice")
+    for question, fact in ALICE.items():
+        for mode in ("hybrid", "dense"):
+            hits = memory.search(question, namespace="alice", k=5, mode=mode)
+            assert hits[0].text == fact, (mode, question, [h.text for h in hits])
+
+
+def test_hybrid_scores_are_absolute(memory: AgentMemory) -> None:
+    for fact in ALICE.values():
+        memory.add(fact, namespace="alice")
+    memory.add("Alice is allergic to peanuts.", namespace="lone")
+    unrelated = memory.search("quarterly tax filing deadline", namespace="alice", k=5)
+    related = memory.search("What is Alice allergic to?", namespace="alice", k=5)
+    lone = memory.search("quarterly tax filing deadline", namespace="lone", k=1)
+    assert all(0.0 <= (h.score or 0.0) <= 1.0 for h in unrelated + related + lone)
+    # An unrelated query scores low wherever it is asked, a lone record included ...
+    assert max(h.score or 0.0 for h in unrelated) < 0.1
+    assert (lone[0].score or 0.0) < 0.1
+    # ... while a real match clears the same bar whatever else the namespace holds.
+    same = memory.search("What is Alice allergic to?", namespace="lone", k=1)
+    assert related[0].text == same[0].text
+    assert (related[0].score or 0.0) > 0.25
+    assert (same[0].score or 0.0) > 0.25
+    # A per-search (min-max) scale would give the top hit 1.0 whatever it was.
+    assert (lone[0].score or 0.0) < 0.5 * (same[0].score or 0.0)
+
+
+def test_dates_go_to_the_lexical_index_only(tmp_path: Path, embeddings: Embeddings) -> None:
+    when = datetime(2023, 6, 8, 13, 56, tzinfo=timezone.utc)
+    text = "We adopted a kitten from the shelter."
+    vectors = {}
+    for dates in (True, False):
+        mem = AgentMemory(
+            f"sqlite:///{tmp_path / f'd{dates}.db'}",
+            embeddings=embeddings,
+            hybrid=HybridConfig(dates=dates),
+        )
+        with mem:
+            mem.add(text, namespace="u", timestamp=when)
+            mem.add("The weather was mild all week.", namespace="u")
+            dated = mem.search("kitten June 2023", namespace="u", k=1, mode="lexical")
+            assert dated[0].text == text  # .text never carries the date
+            month_only = mem.search("June 2023", namespace="u", k=2, mode="lexical")
+            assert [h.text for h in month_only] == ([text] if dates else [])
+            vectors[dates] = mem.get(dated[0].id).embedding
+    assert np.array_equal(vectors[True], vectors[False])  # the embedding never does
+
+
+def test_thread_neighbours_lift_an_answer_to_a_matching_turn(memory: AgentMemory) -> None:
+    turns = [
+        "Ann: What did you paint last weekend?",
+        "Ben: A sunrise over the lake, all in orange.",
+        "Ann: Lovely. Did you see the football match?",
+        "Ben: I missed it, I was at my cousin's wedding.",
+    ]
+    for turn in turns:
+        memory.add(turn, namespace="chat", thread="s1")
+    for fact in ("Ben owns a blue bicycle.", "Ben's favourite colour is green."):
+        memory.add(fact, namespace="chat")
+    lifted = memory.search("What did Ben paint?", namespace="chat", k=6)
+    plain = AgentMemory(
+        memory.url, embeddings=memory.embeddings, hybrid=HybridConfig(neighbour_lift=0)
+    )
+    with plain:
+        flat = plain.search("What did Ben paint?", namespace="chat", k=6)
+    rank = {h.text: i for i, h in enumerate(lifted)}
+    flat_rank = {h.text: i for i, h in enumerate(flat)}
+    assert rank[turns[1]] <= 1
+    assert rank[turns[1]] < flat_rank[turns[1]] or flat_rank[turns[1]] <= 1
+    # Records without a thread are never lifted.
+    for fact in ("Ben owns a blue bicycle.", "Ben's favourite colour is green."):
+        by_id = {h.text: h.score for h in flat}
+        assert {h.text: h.score for h in lifted}[fact] == pytest.approx(by_id[fact])
+
+
+def test_bad_hybrid_config_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="dense_weight must be in"):
+        HybridConfig(dense_weight=1.5)
+    with pytest.raises(InvalidTypeError, match="neighbour_lift must be a number"):
+        HybridConfig(neighbour_lift="a lot")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="candidates must be >= 1"):
+        HybridConfig(candidates=0)
+    with pytest.raises(InvalidTypeError, match="hybrid must be a HybridConfig"):
+        AgentMemory("sqlite:///:memory:", hybrid={"dense_weight": 0.2})  # type: ignore[arg-type]

@@ -1,0 +1,70 @@
+"""Parts of hybrid search: absolute BM25 normalisation and thread neighbours."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
+
+WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
+
+
+@given(
+    docs=st.lists(st.lists(WORDS, min_size=0, max_size=12), min_size=1, max_size=8),
+    query=st.lists(WORDS, min_size=1, max_size=4),
+)
+def test_normalised_bm25_stays_in_0_1_and_keeps_the_order(
+    docs: list[list[str]], query: list[str]
+) -> None:
+    index = LexicalIndex()
+    index.add(list(range(len(docs))), [" ".join(d) for d in docs])
+    text = " ".join(query)
+    _, raw = index.scores(text)
+    _, norm = index.normalised(text)
+    if not len(raw):
+        return
+    assert ((norm >= 0) & (norm <= 1)).all()
+    # A monotone rescaling: a higher raw score never gets a lower normalised one.
+    by_raw = norm[raw.argsort(kind="stable")]
+    assert (by_raw[1:] >= by_raw[:-1] - 1e-6).all()
+
+
+def test_unseen_query_words_count_in_the_ceiling() -> None:
+    index = LexicalIndex()
+    texts = ["Alice is a nurse.", "Alice has a cat.", "Alice likes climbing."]
+    index.add([1, 2, 3], texts)
+    # "alice" is in every record: on its own, it is the whole ceiling ...
+    _, alone = index.normalised("alice")
+    # ... but next to a word no record holds, matching it is worth little.
+    _, diluted = index.normalised("alice job")
+    assert alone.max() > 0.3
+    assert diluted.max() < 0.05
+    assert index.ceiling("alice job") > index.ceiling("alice")
+
+
+def test_thread_order_neighbours() -> None:
+    order = ThreadOrder()
+    order.add(10, "s1", 3.0)
+    order.add(11, "s1", 1.0)
+    order.add(12, "s1", 2.0)
+    order.add(13, "s2", 2.5)
+    order.add(14, None, 2.0)
+    assert order.neighbours(12) == [11, 10]
+    assert order.neighbours(11) == [12]
+    assert order.neighbours(13) == []
+    assert order.neighbours(14) == []
+    order.remove(12)
+    assert order.neighbours(11) == [10]
+    order.add(10, "s2", 3.0)  # moved to another thread
+    assert order.neighbours(11) == []
+    assert order.neighbours(13) == [10]
+    order.remove(99)  # unknown: ignored
+
+
+def test_lexical_text_puts_the_date_in_front() -> None:
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc).timestamp()
+    assert lexical_text("I got a puppy!", when, dates=True) == "[8 May 2023] I got a puppy!"
+    assert lexical_text("I got a puppy!", when, dates=False) == "I got a puppy!"
