@@ -8,6 +8,9 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 
+import numpy as np
+import numpy.typing as npt
+
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
@@ -168,24 +171,47 @@ class PriorityPolicy(MemoryPolicy):
             self._priority[record.id] = cached
         return cached
 
+    def stored_priorities(self, records: tuple[RecordStat, ...]) -> npt.NDArray[np.float64]:
+        """Priorities of ``records``, in order (one pass over the cache)."""
+        get = self._priority.get
+        pri = np.fromiter(
+            (get(r.id, math.nan) for r in records), dtype=np.float64, count=len(records)
+        )
+        for i in np.flatnonzero(np.isnan(pri)).tolist():
+            pri[i] = self.stored_priority(records[i])
+        return pri
+
     def _forget_stale(self, state: MemoryState) -> None:
         if len(self._priority) > 2 * state.size + 256:
             live = {r.id for r in state.records}
             self._priority = {k: v for k, v in self._priority.items() if k in live}
 
     def keep_or_skip(
-        self, candidate: Candidate, state: MemoryState, score: float
+        self,
+        candidate: Candidate,
+        state: MemoryState,
+        score: float,
+        priorities: npt.NDArray[np.float64] | None = None,
     ) -> list[MemoryOp]:
-        """ADD the candidate, evicting the weakest records if full, or skip it (NOOP)."""
+        """ADD the candidate, evicting the weakest records if full, or skip it (NOOP).
+
+        ``priorities`` (those of ``state.records``, in order) saves a pass when known.
+        """
         assert self.capacity is not None
         self._forget_stale(state)
         overflow = _overflow(state, self.capacity)
         if overflow == 0:
             self._priority[candidate.id] = score
             return [self.add_op(candidate, f"{self.name}: room left; priority {score:.3f}")]
-        # Ties go to the oldest: records are listed oldest first and min / sorted are stable.
-        victims = _weakest(state.records, overflow, self.stored_priority)
-        weakest = self.stored_priority(victims[-1])
+        pri = self.stored_priorities(state.records) if priorities is None else priorities
+        # Ties go to the oldest: records are listed oldest first; argmin and the stable
+        # sort return the first of equals.
+        if overflow == 1:
+            order = [int(np.argmin(pri))]
+        else:
+            order = np.argsort(pri, kind="stable")[:overflow].tolist()
+        victims = [state.records[i] for i in order]
+        weakest = float(pri[order[-1]])
         if score <= weakest:
             return [
                 self.noop(

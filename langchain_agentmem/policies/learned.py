@@ -190,23 +190,29 @@ class LearnedPolicy(PriorityPolicy):
             raise InvalidInputError(f"layers must take {len(FEATURE_NAMES)} features")
         self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
 
-    def features(self, candidate: Candidate, state: MemoryState) -> FloatArray:
+    def features(
+        self,
+        candidate: Candidate,
+        state: MemoryState,
+        priorities: npt.NDArray[np.float64] | None = None,
+    ) -> FloatArray:
         """The observation the network sees for ``candidate``."""
         assert self.capacity is not None
         sims = np.array([s for _, s in state.neighbours[:3]], dtype=np.float32)
-        pri = np.fromiter(
-            (self.stored_priority(r) for r in state.records),
-            dtype=np.float32,
-            count=len(state.records),
-        )
+        pri = self.stored_priorities(state.records) if priorities is None else priorities
         obs = observation(
             text_features(candidate.text, candidate.metadata),
-            memory_features(state.size, self.capacity, sims, pri),
+            memory_features(state.size, self.capacity, sims, pri.astype(np.float32)),
         )
         return np.clip(obs, -1.0, 1.0)
 
-    def priority(self, candidate: Candidate, state: MemoryState) -> float:
-        obs = self.features(candidate, state)
+    def priority(
+        self,
+        candidate: Candidate,
+        state: MemoryState,
+        priorities: npt.NDArray[np.float64] | None = None,
+    ) -> float:
+        obs = self.features(candidate, state, priorities)
         return priority_from(obs, forward(self.layers, obs))
 
     def stored_priority(self, record: RecordStat) -> float:
@@ -227,4 +233,5 @@ class LearnedPolicy(PriorityPolicy):
         return cached
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
-        return self.keep_or_skip(candidate, state, self.priority(candidate, state))
+        pri = self.stored_priorities(state.records)
+        return self.keep_or_skip(candidate, state, self.priority(candidate, state, pri), pri)

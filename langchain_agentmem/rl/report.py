@@ -235,3 +235,57 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+LATENCY_POLICIES = ("fifo", "lru", "importance", "novelty", "forgetting_curve", "learned")
+
+
+def decision_latency(
+    capacities: Sequence[int] = (100, 1_000, 10_000),
+    policies: Sequence[str] = LATENCY_POLICIES,
+    calls: int = 300,
+) -> list[dict[str, Any]]:
+    """p50 / p95 of one ``decide`` call on a full memory of each capacity (pure, no store).
+
+    The state is what ``AgentMemory`` hands a policy: every record's stats (oldest first)
+    and the candidate's nearest neighbours; building it is the memory's cost, not counted.
+    """
+    from datetime import datetime, timedelta, timezone
+
+    import numpy as np
+
+    from langchain_agentmem.policies import make_policy
+    from langchain_agentmem.types import Candidate, MemoryState, RecordStat
+
+    rng = np.random.default_rng(0)
+    sentence = "I moved to Lisbon in May and my sister Anna visited us last weekend haha ok"
+    words = sentence.split(" ")
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    out: list[dict[str, Any]] = []
+    for cap in capacities:
+        texts = [" ".join(rng.choice(words, size=int(rng.integers(3, 25)))) for _ in range(cap)]
+        records = tuple(
+            RecordStat(f"r{i}", t0 + timedelta(minutes=i), t0 + timedelta(minutes=i), text=t)
+            for i, t in enumerate(texts)
+        )
+        for name in policies:
+            policy = make_policy(name, cap)
+            vec = np.zeros(384, dtype=np.float32)
+            vec[0] = 1.0
+            state = MemoryState("u", cap, cap, records, (("r1", 0.7), ("r2", 0.6), ("r3", 0.5)))
+            times: list[float] = []
+            for j in range(calls + 20):
+                cand = Candidate(f"c{j}", "u", texts[j % cap] + " on 3 June", vec)
+                start = time.perf_counter()
+                policy.decide(cand, state)
+                if j >= 20:  # the first calls fill caches
+                    times.append((time.perf_counter() - start) * 1e6)
+            out.append(
+                {
+                    "capacity": cap,
+                    "policy": name,
+                    "p50_us": round(float(np.percentile(times, 50)), 1),
+                    "p95_us": round(float(np.percentile(times, 95)), 1),
+                }
+            )
+    return out
