@@ -93,19 +93,31 @@ class ThreadOrder:
     def __init__(self) -> None:
         self._lists: dict[str, list[tuple[float, int]]] = {}
         self._where: dict[int, tuple[str, tuple[float, int]]] = {}
+        self._prev: dict[int, int] = {}
+        self._next: dict[int, int] = {}
 
     def add(self, rid: int, thread: str | None, created_at: float) -> None:
         """Place ``rid`` in its thread (a record without a thread has no neighbours)."""
+        rid = int(rid)
         self.remove(rid)
         if thread is None:
             return
-        key = (float(created_at), int(rid))
-        bisect.insort(self._lists.setdefault(thread, []), key)
-        self._where[int(rid)] = (thread, key)
+        key = (float(created_at), rid)
+        keys = self._lists.setdefault(thread, [])
+        i = bisect.bisect_left(keys, key)
+        keys.insert(i, key)
+        self._where[rid] = (thread, key)
+        if i > 0:
+            before = keys[i - 1][1]
+            self._prev[rid], self._next[before] = before, rid
+        if i + 1 < len(keys):
+            after = keys[i + 1][1]
+            self._next[rid], self._prev[after] = after, rid
 
     def remove(self, rid: int) -> None:
         """Take ``rid`` out (missing ones are ignored)."""
-        found = self._where.pop(int(rid), None)
+        rid = int(rid)
+        found = self._where.pop(rid, None)
         if found is None:
             return
         thread, key = found
@@ -113,20 +125,27 @@ class ThreadOrder:
         del keys[bisect.bisect_left(keys, key)]
         if not keys:
             del self._lists[thread]
+        before, after = self._prev.pop(rid, None), self._next.pop(rid, None)
+        if before is not None:
+            if after is not None:
+                self._next[before] = after
+            else:
+                del self._next[before]
+        if after is not None:
+            if before is not None:
+                self._prev[after] = before
+            else:
+                del self._prev[after]
 
     def neighbours(self, rid: int) -> list[int]:
         """The records just before and after ``rid`` in its thread."""
-        found = self._where.get(int(rid))
-        if found is None:
-            return []
-        thread, key = found
-        keys = self._lists[thread]
-        i = bisect.bisect_left(keys, key)
         out = []
-        if i > 0:
-            out.append(keys[i - 1][1])
-        if i + 1 < len(keys):
-            out.append(keys[i + 1][1])
+        before = self._prev.get(rid)
+        if before is not None:
+            out.append(before)
+        after = self._next.get(rid)
+        if after is not None:
+            out.append(after)
         return out
 
 
@@ -160,27 +179,42 @@ def hybrid_search(
     n = max(config.candidates, k)
     cosine = dict(dense.search(vector, n))
     rids, lex = lexical.normalised(query)
-    pool = set(cosine)
-    pool.update(rid for rid, _ in top_k(rids, lex, n))
+    pool = dict.fromkeys(cosine)
+    pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
     lift = config.neighbour_lift
+    near: dict[int, list[int]] = {}
     if lift > 0:
         for rid in list(pool):
-            pool.update(order.neighbours(rid))
-    q = np.asarray(vector, dtype=np.float32).reshape(-1)
+            near[rid] = order.neighbours(rid)
+            pool.update(dict.fromkeys(near[rid]))
+    keys = list(pool)
+    cos = np.fromiter((cosine.get(rid, np.nan) for rid in keys), dtype=np.float32, count=len(keys))
+    missing = np.flatnonzero(np.isnan(cos))
+    if missing.size:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        stacked = np.stack([np.asarray(embedding_of(keys[i]), dtype=np.float32) for i in missing])
+        cos[missing] = stacked.reshape(missing.size, -1) @ q
+    pos = lexical.positions()
+    lex_of = np.fromiter((pos.get(rid, -1) for rid in keys), dtype=np.int64, count=len(keys))
+    bm = np.zeros(len(keys), dtype=np.float32)
+    known = (lex_of >= 0) & (lex_of < len(lex))
+    bm[known] = lex[lex_of[known]]
     w = config.dense_weight
-    base: dict[int, float] = {}
-    for rid in pool:
-        cos = cosine.get(rid)
-        if cos is None:
-            cos = float(np.asarray(embedding_of(rid), dtype=np.float32).reshape(-1) @ q)
-        pos = lexical.position(rid)
-        bm = float(lex[pos]) if pos is not None and pos < len(lex) else 0.0
-        base[rid] = w * min(max(cos, 0.0), 1.0) + (1.0 - w) * bm
+    base_arr = w * np.clip(cos, 0.0, 1.0) + (1.0 - w) * bm
+    base = dict(zip(keys, base_arr.tolist(), strict=True))
     scores = base
     if lift > 0:
-        scores = {}
-        for rid, own in base.items():
-            best = max((base[nb] for nb in order.neighbours(rid) if nb in base), default=own)
-            scores[rid] = own + lift * max(0.0, best - own)
+        scores = dict(base)
+        for rid, nbs in near.items():
+            own = base[rid]
+            best = max((base[nb] for nb in nbs), default=own)
+            if best > own:
+                scores[rid] = own + lift * (best - own)
+        for rid in keys:
+            if rid not in near:  # a neighbour pulled in: lift from what is known of its own
+                own = base[rid]
+                best = max((base[nb] for nb in order.neighbours(rid) if nb in base), default=own)
+                if best > own:
+                    scores[rid] = own + lift * (best - own)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(rid, min(max(score, 0.0), 1.0)) for rid, score in ranked[:k]]

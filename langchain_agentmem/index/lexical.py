@@ -111,10 +111,10 @@ class LexicalIndex:
             return rids, np.zeros(len(rids), dtype=np.float32)
         return rids, np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
 
-    def position(self, rid: int) -> int | None:
-        """Where ``rid`` sits in the arrays :meth:`scores` returns (``None``: not indexed)."""
+    def positions(self) -> dict[int, int]:
+        """Where each key sits in the arrays :meth:`scores` returns (do not modify)."""
         self._fresh()
-        return self._pos.get(int(rid))
+        return self._pos
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` best-scoring keys with their BM25 score, best first (score > 0 only)."""

@@ -68,3 +68,34 @@ def test_lexical_text_puts_the_date_in_front() -> None:
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc).timestamp()
     assert lexical_text("I got a puppy!", when, dates=True) == "[8 May 2023] I got a puppy!"
     assert lexical_text("I got a puppy!", when, dates=False) == "I got a puppy!"
+
+
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.integers(0, 12),
+            st.sampled_from(["a", "b", None]),
+            st.integers(0, 5),
+        ),
+        max_size=60,
+    )
+)
+def test_thread_order_matches_a_sorted_list(ops: list[tuple[bool, int, str | None, int]]) -> None:
+    order = ThreadOrder()
+    model: dict[int, tuple[str | None, float]] = {}
+    for add, rid, thread, at in ops:
+        if add:
+            order.add(rid, thread, float(at))
+            model[rid] = (thread, float(at))
+        else:
+            order.remove(rid)
+            model.pop(rid, None)
+    for rid, (thread, at) in model.items():
+        if thread is None:
+            assert order.neighbours(rid) == []
+            continue
+        same = sorted((t_at, r) for r, (t, t_at) in model.items() if t == thread)
+        i = same.index((at, rid))
+        want = [same[j][1] for j in (i - 1, i + 1) if 0 <= j < len(same)]
+        assert order.neighbours(rid) == want
