@@ -45,6 +45,15 @@ def add_bench_parser(subparsers: Any) -> None:
         default=1,
         help="torch threads for the embedding model (1 holds up best on a busy machine)",
     )
+    locomo.add_argument(
+        "--budget",
+        default=None,
+        help="also compare every memory policy with memory holding these shares of each "
+        "conversation's turns, e.g. 0.1,0.25 (JSON key 'budget')",
+    )
+    locomo.add_argument(
+        "--budget-plot", default=None, help="with --budget: recall@10 against budget to this PNG"
+    )
     locomo.add_argument("--no-progress", action="store_true", help="no progress bar")
     locomo.set_defaults(func=run_bench)
 
@@ -56,8 +65,13 @@ def run_bench(args: argparse.Namespace) -> int:
     from langchain_agentmem.embeddings import resolve_embeddings
     from langchain_agentmem.memory import AgentMemory
 
+    budgets: list[float] = []
     try:
         conversations, report = load_locomo(args.data)
+        if args.budget is not None:
+            from langchain_agentmem.rl.cli import parse_budgets
+
+            budgets = parse_budgets(args.budget)
     except InvalidInputError as exc:
         print(f"agentmem bench: {exc}", file=sys.stderr)
         return 2
@@ -81,6 +95,8 @@ def run_bench(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
     result["data"] = str(args.data)
+    if budgets:
+        add_policy_comparison(result, args.data, budgets, plot=args.budget_plot)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
@@ -88,6 +104,31 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.plot:
         plot_recall(result, args.plot)
     return 0
+
+
+def add_policy_comparison(
+    result: dict[str, Any], data: str, budgets: list[float], *, plot: str | None = None
+) -> None:
+    """Every policy at every budget, side by side, under ``result["budget"]``.
+
+    Policies decide turn by turn what a memory of ``budget`` x turns keeps; the questions
+    are then asked of what was kept (see :func:`langchain_agentmem.rl.evaluate.evaluate`).
+    """
+    from langchain_agentmem.rl.evaluate import compare_policies
+    from langchain_agentmem.rl.report import markdown, plot_budgets
+
+    comparison = compare_policies(data, budgets)
+    result["budget"] = comparison["budget"]
+    result["learned_trained_on_these"] = comparison.get("learned_trained_on_these", [])
+    print(markdown(comparison["budget"]))
+    if result["learned_trained_on_these"]:
+        print(
+            "note: the shipped learned policy was trained on "
+            f"{', '.join(result['learned_trained_on_these'])}: its figures here are not "
+            "held-out (benchmarks/results/policy_locomo.md has cross-validated ones)"
+        )
+    if plot:
+        plot_budgets(comparison["budget"], Path(plot))
 
 
 def format_summary(result: dict[str, Any]) -> str:

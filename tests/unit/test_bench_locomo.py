@@ -158,6 +158,29 @@ def test_bench_command_end_to_end(data_file: Path, tmp_path: Path) -> None:
     assert plot.stat().st_size > 1000
 
 
+def test_bench_command_budget_compares_policies(data_file: Path, tmp_path: Path) -> None:
+    from langchain_agentmem.cli import main
+    from langchain_agentmem.policies import available_policies
+
+    out, plot = tmp_path / "out.json", tmp_path / "budget.png"
+    args = ["bench", "locomo", "--data", str(data_file), "--out", str(out), "--no-progress"]
+    assert main([*args, "--budget", "0.5,1", "--budget-plot", str(plot)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["budget"]) == {"0.5", "1"}
+    for rows in result["budget"].values():
+        assert set(available_policies()) - {"keep_all"} <= set(rows)
+        for scores in rows.values():
+            assert 0.0 <= scores["recall@10"] <= 1.0
+    assert plot.stat().st_size > 1000
+
+
+def test_bench_command_bad_budget(data_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from langchain_agentmem.cli import main
+
+    args = ["bench", "locomo", "--data", str(data_file), "--out", "x.json", "--budget", "1.5"]
+    assert main(args) == 2 and "budget" in capsys.readouterr().err
+
+
 def test_bench_command_bad_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from langchain_agentmem.cli import main
 
