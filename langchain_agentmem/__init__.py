@@ -10,6 +10,7 @@ from langchain_agentmem.errors import (
     UnknownPolicyError,
     UnknownStoreError,
 )
+from langchain_agentmem.index import HybridConfig
 from langchain_agentmem.integrations.chat_history import (
     BufferChatMessageHistory,
     TokenBufferChatMessageHistory,
@@ -30,6 +31,7 @@ from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.policies import MemoryPolicy, available_policies
+from langchain_agentmem.policies.learned import LearnedPolicy
 from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 
 __all__ = [
@@ -42,8 +44,10 @@ __all__ = [
     "AgentMemoryVectorStore",
     "BufferChatMessageHistory",
     "Decision",
+    "HybridConfig",
     "InvalidInputError",
     "InvalidTypeError",
+    "LearnedPolicy",
     "MemoryOp",
     "MemoryPolicy",
     "MemoryRecord",
