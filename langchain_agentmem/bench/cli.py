@@ -128,7 +128,9 @@ def add_policy_comparison(
             "held-out (benchmarks/results/policy_locomo.md has cross-validated ones)"
         )
     if plot:
-        plot_budgets(comparison["budget"], Path(plot))
+        plot_budgets(
+            comparison["budget"], Path(plot), held_out=not result["learned_trained_on_these"]
+        )
 
 
 def format_summary(result: dict[str, Any]) -> str:

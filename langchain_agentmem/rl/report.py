@@ -76,7 +76,11 @@ def plot_runs(runs: list[dict[str, Any]], path: Path) -> Path | None:
 
 
 def plot_budgets(
-    table: dict[str, dict[str, dict[str, float]]], path: Path, k: int = 10
+    table: dict[str, dict[str, dict[str, float]]],
+    path: Path,
+    k: int = 10,
+    *,
+    held_out: bool = True,
 ) -> Path | None:
     """Recall@k against budget, one line per policy (``None`` without matplotlib)."""
     try:
@@ -94,7 +98,7 @@ def plot_budgets(
         style = "--" if name.startswith("oracle") else "-"
         ax.plot([float(b) for b in budgets], values, style, marker="o", label=name)
     ax.set_xlabel("budget (share of a conversation's turns kept)")
-    ax.set_ylabel(f"evidence recall@{k} (held-out)")
+    ax.set_ylabel(f"evidence recall@{k}" + (" (held-out)" if held_out else ""))
     ax.set_xticks([float(b) for b in budgets])
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
