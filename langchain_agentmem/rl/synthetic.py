@@ -454,7 +454,7 @@ def measure_fact_change(
                             scores.changed += 1
                             stale = {text_of[d] for d in fact["stale"]}
                             scores.stale_above += any(t in stale for t in found[:pos])
-            scores.capacity = "/".join(caps)
+            scores.capacity = "/".join(sorted(set(caps), key=caps.index))
             rows.append(scores.row())
     return rows
 
@@ -510,7 +510,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"6 sessions), {n_q} current-fact and {n_b} 'before' questions; capacity = "
             f"round({args.budget} x turns) per conversation; default hybrid search, k=5.\n"
             "cur@k: the latest statement of the fact is in the top k. stale>cur: share of "
-            "changed facts where an earlier statement ranks above the current one. before@5: "
+            "changed facts where an earlier statement ranks above the current one (or is in the "
+            "top 5 while the current one is not). before@5: "
             "'before ...' questions find the earlier statement. Op counts from the audit "
             f"log, all conversations. Ran in {time.perf_counter() - t0:.0f} s.\n\n"
             f"{table}\n",
