@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Iterable, Sequence
@@ -23,6 +26,7 @@ from langchain_agentmem.embeddings import (
     aembed_texts,
     embed_query,
     embed_texts,
+    normalize,
     resolve_embeddings,
 )
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
@@ -637,9 +641,6 @@ class AgentMemory:
 
     def _note_recalls(self, view: _NamespaceView, rids: list[int]) -> None:
         """Count a recall of each record, in the store and in the cached stats."""
-        import dataclasses
-        import time
-
         now = time.time()
         self.backend.touch(rids, now)
         for rid in rids:
@@ -732,10 +733,6 @@ class AgentMemory:
             namespace: Where to look.
             k: Most records to return.
         """
-        import numpy as np
-
-        from langchain_agentmem.embeddings import normalize
-
         namespace = check_name(namespace, what="namespace")
         k = check_k(k)
         try:
@@ -795,8 +792,6 @@ class AgentMemory:
 
     @staticmethod
     def _deserialise(payloads: Sequence[str]) -> list[BaseMessage]:
-        import json
-
         return messages_from_dict([json.loads(p) for p in payloads])
 
     def add_messages(self, messages: Sequence[BaseMessage], *, namespace: str, thread: str) -> None:

@@ -164,33 +164,32 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         """Append messages (and offer them to long-term memory when ``remember``)."""
         messages = as_message_list(messages)
         self.memory.add_messages(messages, namespace=self.namespace, thread=self.thread)
-        ops: list[MemoryOp] = []
-        for role, text in self._to_remember(messages):
-            ops.extend(
-                self.memory.add(
-                    text,
-                    namespace=self.namespace,
-                    thread=self.thread,
-                    metadata={"role": role, "source": "chat"},
-                )
+        items = self._to_remember(messages)
+        if items:
+            decided = self.memory.add_many(
+                [text for _, text in items],
+                namespace=self.namespace,
+                thread=self.thread,
+                metadatas=[{"role": role, "source": "chat"} for role, _ in items],
             )
-        if ops:
-            self.last_ops = ops
+            self._note_ops(decided)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async :meth:`add_messages`."""
         messages = as_message_list(messages)
         await self.memory.aadd_messages(messages, namespace=self.namespace, thread=self.thread)
-        ops: list[MemoryOp] = []
-        for role, text in self._to_remember(messages):
-            ops.extend(
-                await self.memory.aadd(
-                    text,
-                    namespace=self.namespace,
-                    thread=self.thread,
-                    metadata={"role": role, "source": "chat"},
-                )
+        items = self._to_remember(messages)
+        if items:
+            decided = await self.memory.aadd_many(
+                [text for _, text in items],
+                namespace=self.namespace,
+                thread=self.thread,
+                metadatas=[{"role": role, "source": "chat"} for role, _ in items],
             )
+            self._note_ops(decided)
+
+    def _note_ops(self, decided: list[list[MemoryOp]]) -> None:
+        ops = [op for item_ops in decided for op in item_ops]
         if ops:
             self.last_ops = ops
 

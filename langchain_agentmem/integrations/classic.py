@@ -236,31 +236,25 @@ class AgentMemoryRecall(BaseMemory):
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Offer the exchange to long-term memory (the policy decides what is kept)."""
-        ops: list[MemoryOp] = []
-        for role, text in self._exchange(inputs, outputs):
-            ops.extend(
-                self.memory.add(
-                    text,
-                    namespace=self.namespace,
-                    thread=self.thread,
-                    metadata=self._metadata(role),
-                )
-            )
-        self._last_ops = ops
+        items = self._exchange(inputs, outputs)
+        decided = self.memory.add_many(
+            [text for _, text in items],
+            namespace=self.namespace,
+            thread=self.thread,
+            metadatas=[self._metadata(role) for role, _ in items],
+        )
+        self._last_ops = [op for item_ops in decided for op in item_ops]
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Async :meth:`save_context`."""
-        ops: list[MemoryOp] = []
-        for role, text in self._exchange(inputs, outputs):
-            ops.extend(
-                await self.memory.aadd(
-                    text,
-                    namespace=self.namespace,
-                    thread=self.thread,
-                    metadata=self._metadata(role),
-                )
-            )
-        self._last_ops = ops
+        items = self._exchange(inputs, outputs)
+        decided = await self.memory.aadd_many(
+            [text for _, text in items],
+            namespace=self.namespace,
+            thread=self.thread,
+            metadatas=[self._metadata(role) for role, _ in items],
+        )
+        self._last_ops = [op for item_ops in decided for op in item_ops]
 
     def _mine(self, records: list[MemoryRecord]) -> list[str]:
         return [r.id for r in records if self.thread is None or r.thread == self.thread]

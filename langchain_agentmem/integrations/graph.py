@@ -435,14 +435,22 @@ def policy_node(
 
     def retain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        for message, text in items:
-            memory.add(text, namespace=namespace, thread=thread, metadata=_meta(message))
+        memory.add_many(
+            [text for _, text in items],
+            namespace=namespace,
+            thread=thread,
+            metadatas=[_meta(message) for message, _ in items],
+        )
         return _update(messages)
 
     async def aretain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        for message, text in items:
-            await memory.aadd(text, namespace=namespace, thread=thread, metadata=_meta(message))
+        await memory.aadd_many(
+            [text for _, text in items],
+            namespace=namespace,
+            thread=thread,
+            metadatas=[_meta(message) for message, _ in items],
+        )
         return _update(messages)
 
     return RunnableLambda(retain, afunc=aretain, name="remember")

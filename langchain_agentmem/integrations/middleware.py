@@ -210,13 +210,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             return None
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
-        for message, text in items:
-            self.memory.add(
-                text,
-                namespace=namespace,
-                thread=thread,
-                metadata={"role": message.type, "source": "agent"},
-            )
+        self.memory.add_many(
+            [text for _, text in items],
+            namespace=namespace,
+            thread=thread,
+            metadatas=[{"role": message.type, "source": "agent"} for message, _ in items],
+        )
         return update
 
     async def aafter_agent(
@@ -227,13 +226,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             return None
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
-        for message, text in items:
-            await self.memory.aadd(
-                text,
-                namespace=namespace,
-                thread=thread,
-                metadata={"role": message.type, "source": "agent"},
-            )
+        await self.memory.aadd_many(
+            [text for _, text in items],
+            namespace=namespace,
+            thread=thread,
+            metadatas=[{"role": message.type, "source": "agent"} for message, _ in items],
+        )
         return update
 
     def __repr__(self) -> str:
