@@ -178,7 +178,8 @@ class AgentMemory:
         url: Store URL (``None``: the embedded default file).
         embeddings: Any LangChain ``Embeddings``, a sentence-transformers model folder, or
             ``None`` for the bundled all-MiniLM-L6-v2.
-        policy: Name of a policy (see :func:`available_policies`) or a policy object.
+        policy: Name of a policy (see :func:`available_policies`) or a policy object
+            (default: ``"learned"`` when a capacity is given, else ``"keep_all"``).
         capacity: Most long-term records per namespace (policies that forget need it).
         persist_indexes: Save dense indexes next to a SQLite store file (in
             ``<file>.indexes/``) on :meth:`close` and load them on open, so a large namespace
@@ -193,7 +194,7 @@ class AgentMemory:
         url: str | os.PathLike[str] | None = None,
         *,
         embeddings: Embeddings | str | os.PathLike[str] | None = None,
-        policy: str | MemoryPolicy = "keep_all",
+        policy: str | MemoryPolicy | None = None,
         capacity: int | None = None,
         persist_indexes: bool = True,
         hybrid: HybridConfig | None = None,
@@ -203,6 +204,8 @@ class AgentMemory:
                 f"hybrid must be a HybridConfig or None, got {type(hybrid).__name__}"
             )
         self.hybrid = HybridConfig() if hybrid is None else hybrid
+        if policy is None:
+            policy = "keep_all" if capacity is None else "learned"
         self.policy = make_policy(policy, capacity)
         self.embeddings = resolve_embeddings(embeddings)
         self.backend: Backend = open_backend(url)

@@ -21,6 +21,8 @@ from langchain_agentmem.errors import AgentMemoryError, InvalidInputError
 from langchain_agentmem.policies.heuristics import PriorityPolicy
 from langchain_agentmem.rl.features import (
     FEATURE_NAMES,
+    NO_CONTEXT,
+    StreamContext,
     memory_features,
     observation,
     priority_from,
@@ -29,7 +31,7 @@ from langchain_agentmem.rl.features import (
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
 
 FORMAT = "agentmem-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 WEIGHTS_FILE = "policy.npz"
 CONFIG_FILE = "policy.json"
 
@@ -160,9 +162,11 @@ def forward(layers: list[tuple[FloatArray, FloatArray]], obs: FloatArray) -> flo
 class LearnedPolicy(PriorityPolicy):
     """Keep what a network trained with PPO scores highest; no LLM call, no torch.
 
-    The network reads cheap features of the item (names, numbers, dates, length, ...)
-    and of the memory (how full, how close the item is to what it holds, the priorities
-    it holds) and corrects the importance rule's score of the item into its priority.
+    The network reads cheap features of the item (names, numbers, dates, length, ...),
+    of its place in the stream (how many of its words are new to the namespace, whether
+    it follows a question in its thread) and of the memory (how full, how close the item
+    is to what it holds, the priorities it holds) and corrects the importance rule's
+    score of the item into its priority.
     While there is room the item is added; when full it replaces the record of lowest
     priority if its own is higher (DELETE + ADD) and is skipped (NOOP) otherwise.
 
@@ -189,22 +193,37 @@ class LearnedPolicy(PriorityPolicy):
         if not layers or layers[0][0].shape[1] != len(FEATURE_NAMES):
             raise InvalidInputError(f"layers must take {len(FEATURE_NAMES)} features")
         self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
+        self.context = StreamContext()
 
     def features(
         self,
         candidate: Candidate,
         state: MemoryState,
         priorities: npt.NDArray[np.float64] | None = None,
+        context: FloatArray | None = None,
     ) -> FloatArray:
-        """The observation the network sees for ``candidate``."""
+        """The observation the network sees for ``candidate``.
+
+        ``context`` is the candidate's :data:`CONTEXT_FEATURES` (default: taken from, and
+        recorded in, this policy's stream context).
+        """
         assert self.capacity is not None
+        if context is None:
+            context = self.observe(candidate, state)
         sims = np.array([s for _, s in state.neighbours[:3]], dtype=np.float32)
         pri = self.stored_priorities(state.records) if priorities is None else priorities
         obs = observation(
             text_features(candidate.text, candidate.metadata),
+            context,
             memory_features(state.size, self.capacity, sims, pri.astype(np.float32)),
         )
         return np.clip(obs, -1.0, 1.0)
+
+    def observe(self, candidate: Candidate, state: MemoryState) -> FloatArray:
+        """Record ``candidate`` in the stream context and return its context features."""
+        if not self.context.known(candidate.namespace):
+            self.context.seed(candidate.namespace, (r.text for r in state.records))
+        return self.context.observe(candidate.namespace, candidate.thread, candidate.text)
 
     def priority(
         self,
@@ -223,6 +242,7 @@ class LearnedPolicy(PriorityPolicy):
             assert self.capacity is not None
             obs = observation(
                 text_features(record.text),
+                NO_CONTEXT,
                 memory_features(
                     self.capacity, self.capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)
                 ),

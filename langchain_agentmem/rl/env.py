@@ -1,6 +1,7 @@
 """A gymnasium environment: keep a conversation's turns in a memory of bounded size.
 
-Each step offers the next turn. The observation holds features of the turn and of the
+Each step offers the next turn. The observation holds features of the turn, of its place
+in the stream (words new to the conversation, whether it answers a question) and of the
 memory (how full it is, how close the turn is to what it holds, the priorities it holds);
 never answers, evidence labels or later turns. The action, in [-1, 1], corrects the
 importance rule's score of the turn into its priority (a residual policy: doing nothing is
@@ -10,10 +11,10 @@ memory never goes over budget, and the learned part is a scoring function that c
 over to any memory size.
 
 The reward is the change, step by step, of the conversation's evidence recall@k when
-its questions are asked of the memory as it stands (evidence labels are used only
-here). These differences add up to the recall at the end of the conversation, so the
-policy is scored on exactly what the benchmark measures, yet hears about each turn it
-keeps or drops when it happens.
+its questions are asked of the memory as it stands, ranked by the hybrid search's scores
+(``rl.retrieval.static_scores``; evidence labels are used only here). These differences
+add up to the recall at the end of the conversation, so the policy is scored on close to
+what the benchmark measures, yet hears about each turn it keeps or drops when it happens.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.evaluate import capacity_for, check_budget
 from langchain_agentmem.rl.features import (
     N_FEATURES,
+    StreamContext,
     memory_features,
     priority_from,
     text_features,
 )
+from langchain_agentmem.rl.retrieval import static_scores
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -46,11 +49,11 @@ class Prepared:
 
     sample_id: str
     texts: FloatArray
-    """Text features of each turn (n, N_TEXT)."""
+    """Item features of each turn: its text, then its context in the stream (n, N_ITEM)."""
     vectors: FloatArray
     """Turn embeddings (n, d), unit length."""
-    q_sims: FloatArray
-    """Cosine similarity of each question to each turn (q, n)."""
+    q_scores: FloatArray
+    """Hybrid-search score of each turn for each question (q, n); see ``static_scores``."""
     ev_weight: FloatArray
     """``1 / len(evidence)`` where a turn is evidence of a question, else 0 (q, n)."""
 
@@ -65,7 +68,18 @@ def prepare(conv: Conversation) -> Prepared:
         raise InvalidInputError(
             f"conversation {conv.sample_id!r} is not embedded; call embed_conversations first"
         )
-    texts = np.stack([text_features(t.text, {"image": t.has_image}) for t in conv.turns])
+    context = StreamContext()
+    texts = np.stack(
+        [
+            np.concatenate(
+                [
+                    text_features(t.text, {"image": t.has_image}),
+                    context.observe(conv.sample_id, f"session-{t.session}", t.text),
+                ]
+            )
+            for t in conv.turns
+        ]
+    )
     weight = np.zeros((len(conv.questions), len(conv.turns)), dtype=np.float32)
     for qi, q in enumerate(conv.questions):
         weight[qi, list(q.evidence)] = 1.0 / len(q.evidence)
@@ -73,7 +87,7 @@ def prepare(conv: Conversation) -> Prepared:
         sample_id=conv.sample_id,
         texts=texts.astype(np.float32),
         vectors=conv.turn_vectors,
-        q_sims=np.ascontiguousarray(conv.question_vectors @ conv.turn_vectors.T),
+        q_scores=static_scores(conv),
         ev_weight=weight,
     )
 
@@ -85,7 +99,7 @@ def recall_now(p: Prepared, kept: Sequence[int] | npt.NDArray[np.int64], k: int)
     idx = np.asarray(kept, dtype=np.int64)
     if idx.size <= k:
         return float(p.ev_weight[:, idx].sum(axis=1).mean())
-    sims = p.q_sims[:, idx]
+    sims = p.q_scores[:, idx]
     top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
     return float(np.take_along_axis(p.ev_weight[:, idx], top, axis=1).sum(axis=1).mean())
 

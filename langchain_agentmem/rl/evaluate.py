@@ -20,6 +20,7 @@ import numpy.typing as npt
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy
 from langchain_agentmem.rl.data import Conversation
+from langchain_agentmem.rl.retrieval import hybrid_orders
 from langchain_agentmem.types import Candidate, MemoryState, OpKind, RecordStat
 
 IntArray = npt.NDArray[np.int64]
@@ -115,7 +116,7 @@ def replay(
 def recall_scores(
     conv: Conversation, kept: Sequence[int] | IntArray, k: int = 10
 ) -> dict[str, float]:
-    """Evidence recall@k (dense cosine over the kept turns) overall and per category.
+    """Evidence recall@k (hybrid search over the kept turns) overall and per category.
 
     Also ``retained``: the share of each question's evidence still in memory.
     """
@@ -136,39 +137,15 @@ def summarise(per_q: Sequence[tuple[int, float, float]], k: int) -> dict[str, fl
     return out
 
 
-RRF_C = 60
-"""Reciprocal-rank-fusion constant of the hybrid ranking."""
-
-
-def _hybrid_order(conv: Conversation, kept: IntArray, k: int) -> list[list[int]]:
-    """Per question, positions in ``kept`` ranked by RRF of dense cosine and BM25."""
-    import bm25s
-
-    depth = min(max(50, k), kept.size)
-    sims = conv.question_vectors @ conv.turn_vectors[kept].T
-    dense = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
-    texts = [conv.turns[i].text for i in kept.tolist()]
-    bm25 = bm25s.BM25()
-    bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
-    tokens = bm25s.tokenize([q.text for q in conv.questions], stopwords="en", show_progress=False)
-    docs, scores = bm25.retrieve(tokens, k=depth, show_progress=False)
-    orders: list[list[int]] = []
-    for qi in range(len(conv.questions)):
-        fused: dict[int, float] = {}
-        for rank, pos in enumerate(dense[qi].tolist()):
-            fused[pos] = fused.get(pos, 0.0) + 1.0 / (RRF_C + rank)
-        lexical = [int(d) for d, sc in zip(docs[qi], scores[qi], strict=True) if sc > 0]
-        for rank, pos in enumerate(lexical):
-            fused[pos] = fused.get(pos, 0.0) + 1.0 / (RRF_C + rank)
-        orders.append(sorted(fused, key=lambda p: -fused[p])[:k])
-    return orders
+RETRIEVALS = ("hybrid", "dense")
+"""How kept turns are searched when scored: ``AgentMemory``'s hybrid search, or cosine."""
 
 
 def per_question(
     conv: Conversation,
     kept: Sequence[int] | IntArray,
     k: int = 10,
-    retrieval: str = "dense",
+    retrieval: str = "hybrid",
 ) -> list[tuple[int, float, float]]:
     """``(category, recall@k, retained)`` for each question of ``conv``.
 
@@ -176,23 +153,26 @@ def per_question(
         conv: An embedded conversation.
         kept: Turn indices memory holds.
         k: Items retrieved per question.
-        retrieval: ``"dense"`` (cosine) or ``"hybrid"`` (reciprocal-rank fusion of
-            cosine and BM25 over the kept turns).
+        retrieval: ``"hybrid"`` (the search ``AgentMemory`` runs, over the kept turns) or
+            ``"dense"`` (cosine only).
     """
-    if retrieval not in ("dense", "hybrid"):
-        raise InvalidInputError(f"retrieval must be 'dense' or 'hybrid', got {retrieval!r}")
+    if retrieval not in RETRIEVALS:
+        raise InvalidInputError(
+            f"retrieval must be one of {', '.join(map(repr, RETRIEVALS))}, got {retrieval!r}"
+        )
     kept_arr = np.asarray(kept, dtype=np.int64)
     rows: list[tuple[int, float, float]] = []
     kept_set = set(kept_arr.tolist())
     orders: list[list[int]] | None = None
     if kept_arr.size and retrieval == "hybrid":
-        orders = _hybrid_order(conv, kept_arr, k)
+        orders = hybrid_orders(conv, kept_arr, k)
     elif kept_arr.size:
         sims = conv.question_vectors @ conv.turn_vectors[kept_arr].T
-        orders = np.argsort(-sims, axis=1, kind="stable")[:, :k].tolist()
+        top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        orders = kept_arr[top].tolist()
     for qi, q in enumerate(conv.questions):
         ev = set(q.evidence)
-        hit = 0.0 if orders is None else len(set(kept_arr[orders[qi]].tolist()) & ev) / len(ev)
+        hit = 0.0 if orders is None else len(set(orders[qi]) & ev) / len(ev)
         rows.append((q.category, hit, len(kept_set & ev) / len(ev)))
     return rows
 
@@ -226,37 +206,52 @@ def evaluate(
     *,
     k: int = 10,
     with_oracle: bool = True,
-    hybrid: bool = True,
+    dense: bool = True,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Every policy at every budget on every conversation, side by side.
 
     Returns:
         ``{budget: {policy: {"recall@k": ..., "recall@k/catN": ..., "retained": ...,
-        "decide_p50_us": ..., "decide_p95_us": ..., "hybrid/recall@k": ...}}}``, budgets
-        as strings like ``"0.1"``; plain keys score dense retrieval, ``hybrid/`` keys the
-        fusion of dense and BM25 over the same kept turns.
+        "decide_p50_us": ..., "decide_p95_us": ..., "dense/recall@k": ...}}}``, budgets
+        as strings like ``"0.1"``; plain keys score ``AgentMemory``'s hybrid search over
+        the kept turns, ``dense/`` keys cosine search over the same turns.
     """
+
+    def score(
+        entry_rows: list[tuple[int, float, float]],
+        kept: IntArray,
+        conv: Conversation,
+        dense_rows: list[tuple[int, float, float]],
+    ) -> None:
+        entry_rows.extend(per_question(conv, kept, k))
+        if dense:
+            dense_rows.extend(per_question(conv, kept, k, "dense"))
+
+    def summary(
+        rows: list[tuple[int, float, float]], drows: list[tuple[int, float, float]]
+    ) -> dict[str, float]:
+        entry = summarise(rows, k)
+        if dense:
+            entry.update(_prefixed(summarise(drows, k), "dense/"))
+        return entry
+
     out: dict[str, dict[str, dict[str, float]]] = {}
     for budget in budgets:
         check_budget(budget)
         table: dict[str, dict[str, float]] = {}
         for name, factory in policies.items():
             rows: list[tuple[int, float, float]] = []
-            hrows: list[tuple[int, float, float]] = []
+            drows: list[tuple[int, float, float]] = []
             times: list[int] = []
             ops: dict[str, int] = {}
             for conv in convs:
                 cap = capacity_for(budget, len(conv.turns))
                 result = replay(factory(cap, conv), conv)
-                rows.extend(per_question(conv, result.kept, k))
-                if hybrid:
-                    hrows.extend(per_question(conv, result.kept, k, "hybrid"))
+                score(rows, result.kept, conv, drows)
                 times.extend(result.decide_ns)
                 for key, n in result.ops.items():
                     ops[key] = ops.get(key, 0) + n
-            entry = summarise(rows, k)
-            if hybrid:
-                entry.update(_prefixed(summarise(hrows, k), "hybrid/"))
+            entry = summary(rows, drows)
             us = np.array(times, dtype=np.float64) / 1000.0
             entry["decide_p50_us"] = float(np.percentile(us, 50))
             entry["decide_p95_us"] = float(np.percentile(us, 95))
@@ -264,16 +259,10 @@ def evaluate(
                 entry[f"ops/{key}"] = float(n)
             table[name] = entry
         if with_oracle:
-            rows, hrows = [], []
+            rows, drows = [], []
             for conv in convs:
-                cap = capacity_for(budget, len(conv.turns))
-                rows.extend(per_question(conv, oracle_kept(conv, cap), k))
-                if hybrid:
-                    hrows.extend(per_question(conv, oracle_kept(conv, cap), k, "hybrid"))
-            entry = summarise(rows, k)
-            if hybrid:
-                entry.update(_prefixed(summarise(hrows, k), "hybrid/"))
-            table["oracle (knows the evidence)"] = entry
+                score(rows, oracle_kept(conv, capacity_for(budget, len(conv.turns))), conv, drows)
+            table["oracle (knows the evidence)"] = summary(rows, drows)
         out[f"{budget:g}"] = table
     return out
 

@@ -8,7 +8,8 @@ the policy saw in training is exactly what it sees in use.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,13 @@ _IMPORTANCE = np.array(
 IMPORTANCE_SCALE = 5.0
 """The ``importance`` feature is the rule's score divided by this (about [-1, 1])."""
 
+CONTEXT_FEATURES = (
+    "new_words",
+    "new_word_count",
+    "after_question",
+)
+"""Names of the features of the item in its stream (what came before it), in order."""
+
 MEMORY_FEATURES = (
     "fill",
     "max_similarity",
@@ -106,8 +114,11 @@ MEMORY_FEATURES = (
 )
 """Names of the features of the memory as the item arrives, in order."""
 
-FEATURE_NAMES = TEXT_FEATURES + MEMORY_FEATURES
+ITEM_FEATURES = TEXT_FEATURES + CONTEXT_FEATURES
+"""Features fixed when the item arrives (its text and what came before it)."""
+FEATURE_NAMES = ITEM_FEATURES + MEMORY_FEATURES
 N_TEXT = len(TEXT_FEATURES)
+N_ITEM = len(ITEM_FEATURES)
 N_FEATURES = len(FEATURE_NAMES)
 
 NEAR_DUPLICATE = 0.9
@@ -161,6 +172,68 @@ def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> Float
     return out
 
 
+def content_words(text: str) -> set[str]:
+    """The distinct lower-cased words of ``text`` that are not stop words (speaker dropped)."""
+    return {w for w in (m.lower() for m in _WORD.findall(strip_speaker(text))) if w not in _STOP}
+
+
+class StreamContext:
+    """What a policy remembers of the items it was offered, to place the next one.
+
+    Per namespace, how often each content word came up; per thread, whether the last
+    item asked a question. Only the past is read (no look-ahead), and every item counts,
+    kept or not. After a restart a namespace starts from the words of its stored records
+    (:meth:`seed`). The least recently seen namespaces are forgotten past ``max_namespaces``.
+    """
+
+    def __init__(self, max_namespaces: int = 1024) -> None:
+        self.max_namespaces = max_namespaces
+        self._words: OrderedDict[str, dict[str, int]] = OrderedDict()
+        self._asked: dict[str, dict[str, float]] = {}
+
+    def known(self, namespace: str) -> bool:
+        """Whether ``namespace`` has been seen (or seeded) by this object."""
+        return namespace in self._words
+
+    def seed(self, namespace: str, texts: Iterable[str]) -> None:
+        """Start ``namespace`` from the words of ``texts`` (its stored records)."""
+        counts = self._namespace(namespace)
+        for text in texts:
+            for w in content_words(text):
+                counts[w] = counts.get(w, 0) + 1
+
+    def _namespace(self, namespace: str) -> dict[str, int]:
+        counts = self._words.get(namespace)
+        if counts is None:
+            counts = self._words[namespace] = {}
+            while len(self._words) > self.max_namespaces:
+                gone, _ = self._words.popitem(last=False)
+                self._asked.pop(gone, None)
+        else:
+            self._words.move_to_end(namespace)
+        return counts
+
+    def observe(self, namespace: str, thread: str | None, text: str) -> FloatArray:
+        """The item's :data:`CONTEXT_FEATURES`, then remember it."""
+        counts = self._namespace(namespace)
+        words = content_words(text)
+        new = sum(1 for w in words if w not in counts)
+        asked = self._asked.setdefault(namespace, {})
+        key = thread or ""
+        out = np.array(
+            [new / len(words) if words else 0.0, min(new, 10) / 10.0, asked.get(key, 0.0)],
+            dtype=np.float32,
+        )
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        asked[key] = min(strip_speaker(text).count("?"), 2) / 2.0
+        return out
+
+
+NO_CONTEXT = np.zeros(len(CONTEXT_FEATURES), dtype=np.float32)
+"""Context features of an item whose stream is unknown."""
+
+
 def importance_score(features: FloatArray) -> float:
     """The importance rule's score of an item from its :func:`text_features`."""
     return float(_IMPORTANCE @ features[: len(_IMPORTANCE)])
@@ -208,6 +281,8 @@ def priority_from(obs: FloatArray, action: float) -> float:
     return float(np.clip(float(obs[BASE_INDEX]) + float(np.clip(action, -1.0, 1.0)), -1.0, 1.0))
 
 
-def observation(text_part: FloatArray, memory_part: FloatArray) -> FloatArray:
-    """The policy's input: the item's features then the memory's."""
-    return np.concatenate([text_part, memory_part]).astype(np.float32, copy=False)
+def observation(
+    text_part: FloatArray, context_part: FloatArray, memory_part: FloatArray
+) -> FloatArray:
+    """The policy's input: the item's text, its context, then the memory's features."""
+    return np.concatenate([text_part, context_part, memory_part]).astype(np.float32, copy=False)

@@ -32,7 +32,7 @@ def markdown(table: dict[str, dict[str, dict[str, float]]], k: int = 10) -> str:
             f"recall@{k}",
             *[c.split("/")[1] for c in cats],
             "retained",
-            f"hybrid recall@{k}",
+            f"dense recall@{k}",
             "decide p95 µs",
         ]
         lines.append("| " + " | ".join(head) + " |")
@@ -41,7 +41,7 @@ def markdown(table: dict[str, dict[str, dict[str, float]]], k: int = 10) -> str:
             cells = [name, f"{r.get(f'recall@{k}', 0):.3f}"]
             cells += [f"{r.get(c, 0):.3f}" for c in cats]
             cells.append(f"{r.get('retained', 0):.3f}")
-            cells.append(f"{r.get(f'hybrid/recall@{k}', 0):.3f}")
+            cells.append(f"{r.get(f'dense/recall@{k}', 0):.3f}")
             p95 = r.get("decide_p95_us")
             cells.append("-" if p95 is None else f"{p95:.0f}")
             lines.append("| " + " | ".join(cells) + " |")
@@ -123,14 +123,16 @@ def compare_kept(
 
     from langchain_agentmem.policies import make_policy
     from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.rl.env import prepare
     from langchain_agentmem.rl.evaluate import capacity_for, replay
-    from langchain_agentmem.rl.features import TEXT_FEATURES, text_features
+    from langchain_agentmem.rl.features import ITEM_FEATURES
 
     only: dict[str, list[Any]] = {"learned": [], rival: []}
     evidence_share: dict[str, list[float]] = {"learned": [], rival: []}
     redundancy: dict[str, list[float]] = {"learned": [], rival: []}
     jaccard: list[float] = []
     for conv in convs:
+        item = prepare(conv).texts
         cap = capacity_for(budget, len(conv.turns))
         a = set(replay(LearnedPolicy(cap, layers=learned[conv.sample_id]), conv).kept.tolist())
         b = set(replay(make_policy(rival, cap), conv).kept.tolist())
@@ -138,9 +140,7 @@ def compare_kept(
         evidence = {e for q in conv.questions for e in q.evidence}
         for name, mine, other in (("learned", a, b), (rival, b, a)):
             idx = sorted(mine - other)
-            only[name].extend(
-                text_features(conv.turns[i].text, {"image": conv.turns[i].has_image}) for i in idx
-            )
+            only[name].extend(item[i] for i in idx)
             evidence_share[name].extend(float(i in evidence) for i in idx)
             kept = np.array(sorted(mine))
             sims = conv.turn_vectors[kept] @ conv.turn_vectors[kept].T
@@ -148,7 +148,7 @@ def compare_kept(
             redundancy[name].append(float(sims.max(axis=1).mean()))
     out: dict[str, Any] = {"budget": budget, "jaccard_kept": float(np.mean(jaccard))}
     for name in only:
-        feats = np.array(only[name]) if only[name] else np.zeros((1, len(TEXT_FEATURES)))
+        feats = np.array(only[name]) if only[name] else np.zeros((1, len(ITEM_FEATURES)))
         out[f"kept_only_by_{name}"] = {
             "turns": len(only[name]),
             "share_that_is_evidence": float(np.mean(evidence_share[name]))
@@ -157,7 +157,7 @@ def compare_kept(
             "mean_features": {
                 n: round(float(v), 3)
                 for n, v in zip(
-                    TEXT_FEATURES, feats.mean(axis=0) if len(feats) else [], strict=False
+                    ITEM_FEATURES, feats.mean(axis=0) if len(feats) else [], strict=False
                 )
             },
         }
@@ -199,11 +199,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "protocol": (
             f"{args.folds}-fold cross-validation: the learned policy is scored only on "
             "conversations left out of its training; heuristics need no training. Items are "
-            "turns ('speaker: text' + image caption), dense cosine retrieval (all-MiniLM-L6-v2), "
-            "capacity = round(budget x turns), questions of categories 1-4. Columns cat1-cat4 and "
-            "retained use dense retrieval; 'hybrid' fuses dense and BM25 rankings (RRF, c=60) "
-            "over the same kept turns. Decision latency: one decide() call, in-process, on a "
-            "2-core machine shared with other jobs."
+            "turns ('speaker: text' + image caption), capacity = round(budget x turns), "
+            "questions of categories 1-4. recall@10 and cat1-cat4 search the kept turns with "
+            "AgentMemory's own hybrid search (cosine of all-MiniLM-L6-v2 and BM25 on absolute "
+            "scales, thread-neighbour lift); 'dense' searches the same kept turns by cosine "
+            "only. Decision latency: one decide() call, in-process, on a 2-core machine shared "
+            "with other jobs."
         ),
         "machine": f"{platform.machine()}, {platform.python_version()}, shared 2-core",
         "folds": [{k: v for k, v in run.items() if k != "curve"} for run in runs],

@@ -208,8 +208,12 @@ def train(
         "algorithm": "PPO (stable-baselines3)",
         "net_arch": list(NET_ARCH),
         "train_seconds": round(time.perf_counter() - started, 1),
-        "reward": f"change in evidence recall@{k} of the conversation's questions",
+        "reward": (
+            f"change in evidence recall@{k} of the conversation's questions, ranked by "
+            "hybrid-search scores"
+        ),
         "priority": "importance rule score + learned correction",
+        "observation": "item text, item context in the stream, memory",
     }
     if select:
         config["selected_at_steps"] = int(best["steps"])

@@ -23,6 +23,13 @@ def open_memory(path: Path, embeddings: object, policy: str, capacity: int) -> A
     return AgentMemory(f"sqlite:///{path}", embeddings=embeddings, policy=policy, capacity=capacity)  # type: ignore[arg-type]
 
 
+def test_a_capacity_alone_selects_the_learned_policy(embeddings: object) -> None:
+    with AgentMemory("sqlite:///:memory:", embeddings=embeddings, capacity=3) as bounded:  # type: ignore[arg-type]
+        assert bounded.policy.name == "learned" and bounded.capacity == 3
+    with AgentMemory("sqlite:///:memory:", embeddings=embeddings) as unbounded:  # type: ignore[arg-type]
+        assert unbounded.policy.name == "keep_all" and unbounded.capacity is None
+
+
 @pytest.mark.parametrize("policy", ["importance", "novelty", "learned"])
 def test_scoring_policies_keep_facts_over_chatter(
     tmp_path: Path, embeddings: object, policy: str

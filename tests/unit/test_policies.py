@@ -212,3 +212,35 @@ def test_every_policy_respects_capacity_and_gives_reasons(name: str) -> None:
             elif op.kind is OpKind.ADD:
                 held.append(stat(c.id, text, minutes=i))
         assert len(held) <= 3
+
+
+def test_stream_context_sees_new_words_and_answers_to_questions() -> None:
+    from langchain_agentmem.rl.features import CONTEXT_FEATURES, StreamContext
+
+    ctx = StreamContext(max_namespaces=2)
+    new, count, after_q = (CONTEXT_FEATURES.index(n) for n in CONTEXT_FEATURES)
+    first = ctx.observe("u", "t1", "A: Did you adopt the beagle?")
+    assert first[new] == 1.0 and first[after_q] == 0.0
+    again = ctx.observe("u", "t1", "B: Yes, we adopted the beagle.")
+    assert again[after_q] > 0.0  # follows a question in its thread
+    assert 0.0 < again[new] < 1.0  # "beagle" was said before; "adopted", "yes" were not
+    other = ctx.observe("u", "t2", "A: Beagle walks are long.")
+    assert other[after_q] == 0.0  # another thread asked nothing
+    assert ctx.observe("v", None, "Beagle")[new] == 1.0  # namespaces do not share words
+    ctx.observe("w", None, "hello")  # a third namespace pushes out the least recent, "u"
+    assert not ctx.known("u") and ctx.known("v") and ctx.known("w")
+    ctx.seed("u", ["A: the beagle"])
+    assert ctx.observe("u", "t1", "beagle")[count] == 0.0
+
+
+def test_learned_policy_starts_a_namespace_from_its_stored_records() -> None:
+    from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.rl.features import FEATURE_NAMES
+
+    fresh, restarted = LearnedPolicy(3), LearnedPolicy(3)
+    held = [stat("r1", "We went hiking on Mount Fuji in July 2022.")]
+    c = cand("Mount Fuji hiking in July", cid="c1")
+    seen = restarted.features(c, state(held, 3))
+    unseen = fresh.features(c, state([], 3))
+    new = FEATURE_NAMES.index("new_words")
+    assert unseen[new] == 1.0 and seen[new] == 0.0

@@ -135,3 +135,23 @@ def test_locomo_loader_repairs_evidence_and_skips_adversarial(tmp_path: Path) ->
         load_locomo(path)
     with pytest.raises(InvalidInputError, match="does not exist"):
         load_locomo(tmp_path / "missing.json")
+
+
+def test_what_the_env_trains_is_what_the_policy_does_in_use() -> None:
+    from langchain_agentmem.policies.learned import LearnedPolicy, forward
+    from langchain_agentmem.rl.evaluate import replay
+
+    rng = np.random.default_rng(7)
+    layers = [
+        (rng.normal(0, 1, (8, N_FEATURES)).astype(np.float32), np.zeros(8, np.float32)),
+        (rng.normal(0, 1, (1, 8)).astype(np.float32), np.zeros(1, np.float32)),
+    ]
+    conv = toy_conversation(6, n=60)
+    env = MemoryBudgetEnv([conv], budgets=(0.1,))
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        action = np.array([forward(layers, obs)], dtype=np.float32)
+        obs, _, done, _, _ = env.step(action)
+    in_use = replay(LearnedPolicy(info["capacity"], layers=layers), conv)
+    assert sorted(env._kept) == in_use.kept.tolist()

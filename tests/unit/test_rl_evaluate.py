@@ -55,7 +55,7 @@ def test_table_has_every_policy_budget_and_the_oracle_on_top() -> None:
             assert 0.0 <= rows[name]["recall@10"] <= 1.0
             assert rows[name]["retained"] <= oracle["retained"] + 1e-9
             assert rows[name]["decide_p95_us"] > 0
-            assert "hybrid/recall@10" in rows[name]
+            assert "dense/recall@10" in rows[name]
             assert "recall@10/cat1" in rows[name]
 
 

@@ -1,0 +1,114 @@
+"""Retrieval over the turns a policy kept: the shipped hybrid search, exact and static.
+
+:func:`hybrid_orders` runs ``AgentMemory``'s own hybrid search (the same dense, BM25 and
+thread-order indexes and :func:`~langchain_agentmem.index.hybrid.hybrid_search`) over the
+kept turns, with no store in between: what a policy is scored on is what users get.
+
+:func:`static_scores` is its cheap stand-in for the training reward: each question's hybrid
+score of every turn computed once, with BM25 statistics and thread neighbours taken from the
+whole conversation instead of from what memory holds at each step. Ranking the kept columns
+of that table costs microseconds, so an episode still runs at thousands of steps a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from langchain_agentmem.index.dense import DenseIndex
+from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
+from langchain_agentmem.index.lexical import LexicalIndex
+from langchain_agentmem.index.text import lexical_text
+from langchain_agentmem.rl.data import Conversation
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+
+
+def _thread(conv: Conversation, i: int) -> str:
+    return f"session-{conv.turns[i].session}"
+
+
+def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:
+    index = LexicalIndex()
+    index.add(
+        list(kept),
+        [
+            lexical_text(conv.turns[i].text, conv.turns[i].timestamp, dates=config.dates)
+            for i in kept
+        ],
+    )
+    return index
+
+
+def hybrid_orders(
+    conv: Conversation,
+    kept: Sequence[int] | IntArray,
+    k: int,
+    config: HybridConfig | None = None,
+) -> list[list[int]]:
+    """Per question, the turns (indices into ``conv.turns``) hybrid search returns, best first.
+
+    Args:
+        conv: An embedded conversation.
+        kept: Turn indices memory holds.
+        k: Results per question.
+        config: Hybrid weights (default: what ``AgentMemory`` uses).
+    """
+    cfg = config or HybridConfig()
+    ids = [int(i) for i in np.asarray(kept, dtype=np.int64).tolist()]
+    if not ids:
+        return [[] for _ in conv.questions]
+    vectors = conv.turn_vectors
+    dense = DenseIndex(vectors.shape[1])
+    dense.add(ids, vectors[ids])
+    lexical = _lexical(conv, ids, cfg)
+    order = ThreadOrder()
+    for i in ids:
+        order.add(i, _thread(conv, i), conv.turns[i].timestamp)
+    out: list[list[int]] = []
+    for qi, q in enumerate(conv.questions):
+        found = hybrid_search(
+            q.text,
+            conv.question_vectors[qi],
+            k,
+            dense=dense,
+            lexical=lexical,
+            order=order,
+            embedding_of=lambda rid: vectors[rid],
+            config=cfg,
+        )
+        out.append([rid for rid, _ in found])
+    return out
+
+
+def static_scores(conv: Conversation, config: HybridConfig | None = None) -> FloatArray:
+    """Each question's hybrid score of every turn, ``(questions, turns)``.
+
+    BM25 statistics and neighbours come from the whole conversation, so a score does not
+    depend on what else memory holds: the reward's approximation of :func:`hybrid_orders`.
+    """
+    cfg = config or HybridConfig()
+    n = len(conv.turns)
+    if not conv.questions or n == 0:
+        return np.zeros((len(conv.questions), n), dtype=np.float32)
+    cos = np.clip(conv.question_vectors @ conv.turn_vectors.T, 0.0, 1.0)
+    lexical = _lexical(conv, range(n), cfg)
+    bm = np.zeros_like(cos)
+    for qi, q in enumerate(conv.questions):
+        rids, scores = lexical.normalised(q.text)
+        if len(rids):
+            bm[qi, rids] = scores
+    w = cfg.dense_weight
+    base: FloatArray = (w * cos + (1.0 - w) * bm).astype(np.float32)
+    if cfg.neighbour_lift <= 0:
+        return base
+    sessions = np.array([t.session for t in conv.turns])
+    best = base.copy()
+    same_prev = np.flatnonzero(sessions[1:] == sessions[:-1])  # turn i+1 follows turn i
+    best[:, same_prev + 1] = np.maximum(best[:, same_prev + 1], base[:, same_prev])
+    best[:, same_prev] = np.maximum(best[:, same_prev], base[:, same_prev + 1])
+    lifted: FloatArray = (base + cfg.neighbour_lift * (best - base)).astype(np.float32)
+    return lifted
