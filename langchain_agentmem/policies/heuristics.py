@@ -25,7 +25,8 @@ class KeepAllPolicy(MemoryPolicy):
         if capacity is not None:
             raise InvalidInputError(
                 f"policy 'keep_all' keeps everything and takes no capacity (got {capacity}); "
-                "pick a policy that forgets, such as policy='fifo', or drop capacity"
+                "leave policy out (a capacity alone selects 'learned'), pick another policy "
+                "that forgets, such as policy='fifo', or drop capacity"
             )
         super().__init__(None)
 

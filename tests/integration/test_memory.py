@@ -144,7 +144,7 @@ def test_unknown_store_and_policy() -> None:
     with pytest.raises(InvalidInputError, match="capacity"):
         AgentMemory(":memory:", policy="fifo", capacity=0)
     with pytest.raises(InvalidInputError, match="fifo"):
-        AgentMemory(":memory:", capacity=5)
+        AgentMemory(":memory:", policy="keep_all", capacity=5)
 
 
 def test_duplicate_record_id_refused(memory: AgentMemory) -> None:
