@@ -70,10 +70,13 @@ def apply_ops(
         RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
         InvalidInputError: an ADD reuses an id that already exists.
     """
-    now = time.time()
     applied: list[MemoryOp] = []
     with backend.transaction() as tx:
         tx.lock_namespace(namespace)
+        # The clock is read under the lock: records added without a timestamp are then
+        # dated in the order they commit, so "oldest" means first in (fifo, lru) even when
+        # writers in several processes queue for the lock.
+        now = time.time()
         if callable(ops):
             ops = list(ops())
         dims: int | None = None
