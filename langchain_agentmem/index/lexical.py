@@ -1,4 +1,4 @@
-"""BM25 over one namespace's records, with ``bm25s`` doing the scoring."""
+"""BM25 over one namespace's records, kept up to date record by record."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 from bm25s.stopwords import STOPWORDS_EN
 
-# bm25s's own default token pattern and English stop words; tokenising here (rather than
-# through ``bm25s.tokenize``) keeps one-record updates cheap: no vocabulary rebuild per add.
+# bm25s's own default token pattern and English stop words, so scores match bm25s's.
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _STOP = frozenset(STOPWORDS_EN)
 
@@ -31,77 +29,147 @@ otherwise outrank the turns that say more (held-out LoCoMo recall, see
 
 
 class LexicalIndex:
-    """BM25 (Lucene variant) keyed by the store's integer record keys.
+    """BM25 (Lucene variant, as ``bm25s`` scores it) keyed by the store's integer record keys.
 
-    Records are tokenised when added; the ``bm25s`` score matrix is rebuilt lazily, on the
-    first search after a change, so a stream of adds costs one rebuild, not one per add.
+    An inverted index kept up to date record by record: adding or removing a record touches
+    only its own terms, and a search scores only the postings of the query's terms. So a
+    search right after an add costs the same as any other (no rebuild of the corpus).
+
+    Each record sits in a slot; a removed record leaves an empty slot (key ``-1``, no
+    postings) until empty slots outnumber the live ones, when the slots are renumbered.
     """
 
     def __init__(self, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> None:
         self.k1 = k1
         self.b = b
-        self._tokens: dict[int, list[str]] = {}
-        self._model: bm25s.BM25 | None = None
-        self._rids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._pos: dict[int, int] = {}
-        self._df: Counter[str] = Counter()
-        self._dirty = False
+        self._slot: dict[int, int] = {}
+        self._rids = np.zeros(64, dtype=np.int64)
+        self._lengths = np.zeros(64, dtype=np.float32)
+        self._used = 0
+        self._terms: dict[int, Counter[str]] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._arrays: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+        self._total_length = 0
 
     def __len__(self) -> int:
-        return len(self._tokens)
+        return len(self._slot)
 
     def add(self, rids: Sequence[int], texts: Sequence[str]) -> None:
         """Index ``texts`` under ``rids`` (replacing any already there)."""
         for rid, text in zip(rids, texts, strict=True):
-            self._tokens[int(rid)] = tokenize(text)
-        self._dirty = True
+            key = int(rid)
+            self._drop(key)
+            if self._used == len(self._rids):
+                self._rids = np.concatenate([self._rids, np.zeros_like(self._rids)])
+                self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
+            slot = self._used
+            self._used += 1
+            tokens = tokenize(text)
+            counts = Counter(tokens)
+            self._slot[key] = slot
+            self._rids[slot] = key
+            self._lengths[slot] = len(tokens)
+            self._terms[key] = counts
+            self._total_length += len(tokens)
+            for term, tf in counts.items():
+                self._postings.setdefault(term, {})[slot] = tf
+                self._arrays.pop(term, None)
+        self._maybe_renumber()
 
     def remove(self, rids: Sequence[int]) -> None:
         """Remove ``rids`` (missing ones are ignored)."""
         for rid in rids:
-            if self._tokens.pop(int(rid), None) is not None:
-                self._dirty = True
+            self._drop(int(rid))
+        self._maybe_renumber()
 
-    def _fresh(self) -> bm25s.BM25 | None:
-        if self._dirty or (self._model is None and self._tokens):
-            self._rids = np.fromiter(self._tokens.keys(), dtype=np.int64, count=len(self._tokens))
-            self._pos = {rid: i for i, rid in enumerate(self._tokens)}
-            self._df = Counter(t for tokens in self._tokens.values() for t in set(tokens))
-            if any(self._tokens.values()):  # bm25s cannot index an empty vocabulary
-                model = bm25s.BM25(k1=self.k1, b=self.b)
-                model.index(list(self._tokens.values()), show_progress=False)
-                self._model = model
-            else:
-                self._model = None
-            self._dirty = False
-        return self._model
+    def _maybe_renumber(self) -> None:
+        if self._used - len(self._slot) > max(1024, len(self._slot)):
+            self._renumber()
+
+    def _drop(self, key: int) -> None:
+        slot = self._slot.pop(key, None)
+        if slot is None:
+            return
+        counts = self._terms.pop(key)
+        for term in counts:
+            posting = self._postings[term]
+            del posting[slot]
+            if not posting:
+                del self._postings[term]
+            self._arrays.pop(term, None)
+        self._total_length -= int(self._lengths[slot])
+        self._rids[slot] = -1
+        self._lengths[slot] = 0.0
+
+    def _renumber(self) -> None:
+        live = [(key, self._terms[key]) for key in sorted(self._slot, key=self._slot.__getitem__)]
+        self._slot.clear()
+        self._terms.clear()
+        self._postings.clear()
+        self._arrays.clear()
+        self._used = 0
+        self._total_length = 0
+        size = max(64, 2 * len(live))
+        self._rids = np.zeros(size, dtype=np.int64)
+        self._lengths = np.zeros(size, dtype=np.float32)
+        for key, counts in live:
+            slot = self._used
+            self._used += 1
+            self._slot[key] = slot
+            self._rids[slot] = key
+            length = sum(counts.values())
+            self._lengths[slot] = length
+            self._terms[key] = counts
+            self._total_length += length
+            for term, tf in counts.items():
+                self._postings.setdefault(term, {})[slot] = tf
+
+    def _posting(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            posting = self._postings[term]
+            arrays = (
+                np.fromiter(posting.keys(), dtype=np.int64, count=len(posting)),
+                np.fromiter(posting.values(), dtype=np.float32, count=len(posting)),
+            )
+            self._arrays[term] = arrays
+        return arrays
+
+    def _idf(self, term: str) -> float:
+        n = len(self._slot)
+        df = len(self._postings.get(term, ()))
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Every indexed key with its BM25 score for ``query`` (0 where no term matches)."""
-        model = self._fresh()
-        if model is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        terms = [t for t in tokenize(query) if t in model.vocab_dict]
-        if not terms:
-            return self._rids, np.zeros(len(self._rids), dtype=np.float32)
-        return self._rids, np.asarray(model.get_scores(terms), dtype=np.float32)
+        """Every slot's key with its BM25 score for ``query`` (0 where no term matches).
+
+        Keys of empty slots are ``-1`` (score 0); :meth:`positions` maps keys to slots.
+        """
+        rids = self._rids[: self._used].copy()
+        out = np.zeros(self._used, dtype=np.float32)
+        if not self._slot or self._total_length == 0:
+            return rids, out
+        average = self._total_length / len(self._slot)
+        for term in tokenize(query):
+            if term not in self._postings:
+                continue
+            slots, tf = self._posting(term)
+            norm = self.k1 * (1.0 - self.b + self.b * self._lengths[slots] / average)
+            out[slots] += np.float32(self._idf(term)) * (tf / (tf + norm))
+        return rids, out
 
     def ceiling(self, query: str) -> float:
         """The most BM25 any record could score for ``query``: the sum of its terms' idf.
 
-        (``bm25s``'s Lucene variant scores a term ``idf * tf / (tf + k1 * norm)``, which
-        approaches ``idf`` as the term repeats.) Every query term counts, those no record
-        holds included (at their idf for a document frequency of 0), so a record matching
-        only common words scores little.
+        (The Lucene variant scores a term ``idf * tf / (tf + k1 * norm)``, which approaches
+        ``idf`` as the term repeats.) Every query term counts, those no record holds
+        included (at their idf for a document frequency of 0), so a record matching only
+        common words scores little.
         """
-        self._fresh()
-        n = len(self._tokens)
-        return sum(
-            math.log(1.0 + (n - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in tokenize(query)
-        )
+        return sum(self._idf(t) for t in tokenize(query))
 
     def normalised(self, query: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Every indexed key with its BM25 score over :meth:`ceiling`, in [0, 1].
+        """Every slot's key with its BM25 score over :meth:`ceiling`, in [0, 1].
 
         The scale is absolute: the same match means the same score in every search.
         """
@@ -112,9 +180,8 @@ class LexicalIndex:
         return rids, np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
 
     def positions(self) -> dict[int, int]:
-        """Where each key sits in the arrays :meth:`scores` returns (do not modify)."""
-        self._fresh()
-        return self._pos
+        """Where each live key sits in the arrays :meth:`scores` returns (do not modify)."""
+        return self._slot
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` best-scoring keys with their BM25 score, best first (score > 0 only)."""

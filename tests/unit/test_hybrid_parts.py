@@ -99,3 +99,47 @@ def test_thread_order_matches_a_sorted_list(ops: list[tuple[bool, int, str | Non
         i = same.index((at, rid))
         want = [same[j][1] for j in (i - 1, i + 1) if 0 <= j < len(same)]
         assert order.neighbours(rid) == want
+
+
+@given(
+    docs=st.lists(st.lists(WORDS, min_size=0, max_size=12), min_size=1, max_size=12),
+    gone=st.sets(st.integers(0, 11), max_size=6),
+    query=st.lists(WORDS, min_size=1, max_size=4),
+)
+def test_scores_match_bm25s_built_from_scratch_after_adds_and_removes(
+    docs: list[list[str]], gone: set[int], query: list[str]
+) -> None:
+    import bm25s
+    import numpy as np
+
+    from langchain_agentmem.index.lexical import DEFAULT_B, DEFAULT_K1, tokenize
+
+    index = LexicalIndex()
+    index.add(list(range(len(docs))), [" ".join(d) for d in docs])
+    index.add([0], [" ".join(reversed(docs[0]))])  # a replaced record
+    index.remove(sorted(gone))
+    live = [i for i in range(len(docs)) if i not in gone]
+    rids, ours = index.scores(" ".join(query))
+    tokens = [tokenize(" ".join(docs[i])) for i in live]
+    if not live or not any(tokens):
+        assert not ours.any()
+        return
+    reference = bm25s.BM25(k1=DEFAULT_K1, b=DEFAULT_B)
+    reference.index(tokens, show_progress=False)
+    terms = [t for t in tokenize(" ".join(query)) if t in reference.vocab_dict]
+    expected = reference.get_scores(terms) if terms else np.zeros(len(live))
+    pos = index.positions()
+    assert sorted(pos) == live and len(index) == len(live)
+    got = np.array([ours[pos[i]] for i in live])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    assert not ours[rids == -1].any()  # emptied slots never score
+
+
+def test_many_removals_renumber_the_slots() -> None:
+    index = LexicalIndex()
+    index.add(list(range(3000)), [f"word{i % 50} common" for i in range(3000)])
+    index.remove(list(range(2990)))
+    rids, scores = index.scores("word3 common")
+    assert len(rids) == 10 and set(rids.tolist()) == set(range(2990, 3000))
+    assert (scores > 0).all()  # "common" is in every live record
+    assert [rid for rid, _ in index.search("word43", 5)] == [2993]
