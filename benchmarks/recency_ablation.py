@@ -25,11 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
-from langchain_agentmem.index.lexical import LexicalIndex
-from langchain_agentmem.index.text import lexical_text
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
+from langchain_agentmem.rl.retrieval import hybrid_results
 from langchain_agentmem.rl.synthetic import generate, write
 
 POOL = 50
@@ -45,28 +42,7 @@ GRID: tuple[tuple[float | None, float], ...] = (
 
 def pools(conv: Conversation) -> list[list[tuple[int, float]]]:
     """Each question's ``POOL`` best turns by the shipped hybrid search, with scores."""
-    ids = list(range(len(conv.turns)))
-    cfg = HybridConfig()
-    dense = DenseIndex(conv.turn_vectors.shape[1])
-    dense.add(ids, conv.turn_vectors)
-    lexical = LexicalIndex()
-    lexical.add(ids, [lexical_text(t.text, t.timestamp, dates=cfg.dates) for t in conv.turns])
-    order = ThreadOrder()
-    for i in ids:
-        order.add(i, f"session-{conv.turns[i].session}", conv.turns[i].timestamp)
-    return [
-        hybrid_search(
-            q.text,
-            conv.question_vectors[qi],
-            POOL,
-            dense=dense,
-            lexical=lexical,
-            order=order,
-            embedding_of=lambda rid: conv.turn_vectors[rid],
-            config=cfg,
-        )
-        for qi, q in enumerate(conv.questions)
-    ]
+    return hybrid_results(conv, range(len(conv.turns)), POOL)
 
 
 def rerank(

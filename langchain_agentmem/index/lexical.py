@@ -59,21 +59,7 @@ class LexicalIndex:
         for rid, text in zip(rids, texts, strict=True):
             key = int(rid)
             self._drop(key)
-            if self._used == len(self._rids):
-                self._rids = np.concatenate([self._rids, np.zeros_like(self._rids)])
-                self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
-            slot = self._used
-            self._used += 1
-            tokens = tokenize(text)
-            counts = Counter(tokens)
-            self._slot[key] = slot
-            self._rids[slot] = key
-            self._lengths[slot] = len(tokens)
-            self._terms[key] = counts
-            self._total_length += len(tokens)
-            for term, tf in counts.items():
-                self._postings.setdefault(term, {})[slot] = tf
-                self._arrays.pop(term, None)
+            self._place(key, Counter(tokenize(text)))
         self._maybe_renumber()
 
     def remove(self, rids: Sequence[int]) -> None:
@@ -113,16 +99,24 @@ class LexicalIndex:
         self._rids = np.zeros(size, dtype=np.int64)
         self._lengths = np.zeros(size, dtype=np.float32)
         for key, counts in live:
-            slot = self._used
-            self._used += 1
-            self._slot[key] = slot
-            self._rids[slot] = key
-            length = sum(counts.values())
-            self._lengths[slot] = length
-            self._terms[key] = counts
-            self._total_length += length
-            for term, tf in counts.items():
-                self._postings.setdefault(term, {})[slot] = tf
+            self._place(key, counts)
+
+    def _place(self, key: int, counts: Counter[str]) -> None:
+        """Put a record with these term counts in the next free slot."""
+        if self._used == len(self._rids):
+            self._rids = np.concatenate([self._rids, np.zeros_like(self._rids)])
+            self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
+        slot = self._used
+        self._used += 1
+        length = sum(counts.values())
+        self._slot[key] = slot
+        self._rids[slot] = key
+        self._lengths[slot] = length
+        self._terms[key] = counts
+        self._total_length += length
+        for term, tf in counts.items():
+            self._postings.setdefault(term, {})[slot] = tf
+            self._arrays.pop(term, None)
 
     def _posting(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         arrays = self._arrays.get(term)

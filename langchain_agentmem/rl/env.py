@@ -62,14 +62,10 @@ class Prepared:
         return int(self.texts.shape[0])
 
 
-def prepare(conv: Conversation) -> Prepared:
-    """Features and reward tables of an embedded conversation."""
-    if conv.turn_vectors.shape[0] != len(conv.turns):
-        raise InvalidInputError(
-            f"conversation {conv.sample_id!r} is not embedded; call embed_conversations first"
-        )
+def item_features(conv: Conversation) -> FloatArray:
+    """Each turn's text features, then its context in the stream (n, N_ITEM)."""
     context = StreamContext()
-    texts = np.stack(
+    return np.stack(
         [
             np.concatenate(
                 [
@@ -79,13 +75,21 @@ def prepare(conv: Conversation) -> Prepared:
             )
             for t in conv.turns
         ]
-    )
+    ).astype(np.float32)
+
+
+def prepare(conv: Conversation) -> Prepared:
+    """Features and reward tables of an embedded conversation."""
+    if conv.turn_vectors.shape[0] != len(conv.turns):
+        raise InvalidInputError(
+            f"conversation {conv.sample_id!r} is not embedded; call embed_conversations first"
+        )
     weight = np.zeros((len(conv.questions), len(conv.turns)), dtype=np.float32)
     for qi, q in enumerate(conv.questions):
         weight[qi, list(q.evidence)] = 1.0 / len(q.evidence)
     return Prepared(
         sample_id=conv.sample_id,
-        texts=texts.astype(np.float32),
+        texts=item_features(conv),
         vectors=conv.turn_vectors,
         q_scores=static_scores(conv),
         ev_weight=weight,

@@ -123,7 +123,7 @@ def compare_kept(
 
     from langchain_agentmem.policies import make_policy
     from langchain_agentmem.policies.learned import LearnedPolicy
-    from langchain_agentmem.rl.env import prepare
+    from langchain_agentmem.rl.env import item_features
     from langchain_agentmem.rl.evaluate import capacity_for, replay
     from langchain_agentmem.rl.features import ITEM_FEATURES
 
@@ -132,7 +132,7 @@ def compare_kept(
     redundancy: dict[str, list[float]] = {"learned": [], rival: []}
     jaccard: list[float] = []
     for conv in convs:
-        item = prepare(conv).texts
+        item = item_features(conv)
         cap = capacity_for(budget, len(conv.turns))
         a = set(replay(LearnedPolicy(cap, layers=learned[conv.sample_id]), conv).kept.tolist())
         b = set(replay(make_policy(rival, cap), conv).kept.tolist())

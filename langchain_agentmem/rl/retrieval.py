@@ -43,13 +43,13 @@ def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> L
     return index
 
 
-def hybrid_orders(
+def hybrid_results(
     conv: Conversation,
     kept: Sequence[int] | IntArray,
     k: int,
     config: HybridConfig | None = None,
-) -> list[list[int]]:
-    """Per question, the turns (indices into ``conv.turns``) hybrid search returns, best first.
+) -> list[list[tuple[int, float]]]:
+    """Per question, ``(turn index, score)`` of what hybrid search returns, best first.
 
     Args:
         conv: An embedded conversation.
@@ -68,9 +68,8 @@ def hybrid_orders(
     order = ThreadOrder()
     for i in ids:
         order.add(i, _thread(conv, i), conv.turns[i].timestamp)
-    out: list[list[int]] = []
-    for qi, q in enumerate(conv.questions):
-        found = hybrid_search(
+    return [
+        hybrid_search(
             q.text,
             conv.question_vectors[qi],
             k,
@@ -80,8 +79,21 @@ def hybrid_orders(
             embedding_of=lambda rid: vectors[rid],
             config=cfg,
         )
-        out.append([rid for rid, _ in found])
-    return out
+        for qi, q in enumerate(conv.questions)
+    ]
+
+
+def hybrid_orders(
+    conv: Conversation,
+    kept: Sequence[int] | IntArray,
+    k: int,
+    config: HybridConfig | None = None,
+) -> list[list[int]]:
+    """Per question, the turns (indices into ``conv.turns``) hybrid search returns, best first.
+
+    Arguments as :func:`hybrid_results`.
+    """
+    return [[rid for rid, _ in found] for found in hybrid_results(conv, kept, k, config)]
 
 
 def static_scores(conv: Conversation, config: HybridConfig | None = None) -> FloatArray:
