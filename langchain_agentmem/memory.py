@@ -9,9 +9,7 @@ import os
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +19,7 @@ from langchain_core.messages import BaseMessage, message_to_dict, messages_from_
 
 from langchain_agentmem.backends import Backend, RecordRow, open_backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.cache import NamespaceCache, NamespaceView
 from langchain_agentmem.embeddings import (
     aembed_query,
     aembed_texts,
@@ -31,13 +30,8 @@ from langchain_agentmem.embeddings import (
 )
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
 from langchain_agentmem.index import (
-    DenseIndex,
     HybridConfig,
-    LexicalIndex,
-    ThreadOrder,
     check_mode,
-    hybrid_search,
-    lexical_text,
 )
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.ops import apply_ops
@@ -47,9 +41,7 @@ from langchain_agentmem.types import (
     Decision,
     MemoryOp,
     MemoryRecord,
-    MemoryState,
     OpKind,
-    RecordStat,
     Vector,
 )
 from langchain_agentmem.validation import (
@@ -78,78 +70,6 @@ def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
         score=score,
         embedding=row.embedding,
     )
-
-
-def _stat(row: RecordRow) -> RecordStat:
-    return RecordStat(
-        id=row.id,
-        created_at=epoch_to_datetime(row.created_at),
-        updated_at=epoch_to_datetime(row.updated_at),
-        last_accessed_at=None
-        if row.last_accessed_at is None
-        else epoch_to_datetime(row.last_accessed_at),
-        access_count=row.access_count,
-        text=row.text,
-    )
-
-
-@dataclass
-class _NamespaceView:
-    """In-process cache of one namespace: the dense and lexical indexes and record stats."""
-
-    config: HybridConfig = field(default_factory=HybridConfig)
-    index: DenseIndex | None = None
-    lexical: LexicalIndex = field(default_factory=LexicalIndex)
-    order: ThreadOrder = field(default_factory=ThreadOrder)
-    last_seq: int = 0
-    rid_of: dict[str, int] = field(default_factory=dict)
-    rows: dict[int, RecordRow] = field(default_factory=dict)
-    saved_seq: int = -1
-    """Change sequence of the index file on disk (-1: none written by this process)."""
-
-    def put(self, row: RecordRow, *, dense: bool = True) -> None:
-        dims = int(row.embedding.shape[0])
-        if self.index is None:
-            self.index = DenseIndex(dims)
-        elif self.index.dimensions != dims:
-            raise InvalidInputError(
-                f"record {row.id!r} has a {dims}-dim embedding but namespace "
-                f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
-                "embedding model for one store, or open a new store"
-            )
-        if dense:
-            self.index.add([row.rid], row.embedding.reshape(1, -1))
-        self.lexical.add(
-            [row.rid], [lexical_text(row.text, row.created_at, dates=self.config.dates)]
-        )
-        self.order.add(row.rid, row.thread, row.created_at)
-        self.rid_of[row.id] = row.rid
-        # Keep stats light: the embedding lives in the index.
-        self.rows[row.rid] = row
-
-    def drop(self, record_id: str) -> None:
-        rid = self.rid_of.pop(record_id, None)
-        if rid is not None:
-            self.rows.pop(rid, None)
-            self.lexical.remove([rid])
-            self.order.remove(rid)
-            if self.index is not None:
-                self.index.remove([rid])
-
-    def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
-        """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
-        if self.index is None:
-            return []
-        return hybrid_search(
-            query,
-            vector,
-            k,
-            dense=self.index,
-            lexical=self.lexical,
-            order=self.order,
-            embedding_of=lambda rid: self.rows[rid].embedding,
-            config=self.config,
-        )
 
 
 class AgentMemory:
@@ -209,12 +129,12 @@ class AgentMemory:
         self.policy = make_policy(policy, capacity)
         self.embeddings = resolve_embeddings(embeddings)
         self.backend: Backend = open_backend(url)
-        self._views: dict[str, _NamespaceView] = {}
         self._lock = threading.RLock()
-        self._index_files: IndexFiles | None = None
+        index_files: IndexFiles | None = None
         path = getattr(self.backend, "path", None)
         if persist_indexes and isinstance(path, str) and path != ":memory:":
-            self._index_files = IndexFiles.beside(path)
+            index_files = IndexFiles.beside(path)
+        self._cache = NamespaceCache(self.backend, hybrid=self.hybrid, index_files=index_files)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -235,23 +155,8 @@ class AgentMemory:
 
     def save_indexes(self) -> None:
         """Write the dense index of every namespace changed since it was last saved."""
-        if self._index_files is None:
-            return
         with self._lock:
-            for namespace, view in self._views.items():
-                if view.index is not None and view.saved_seq != view.last_seq:
-                    try:
-                        self._index_files.save(namespace, view.index, view.last_seq)
-                    except OSError as exc:
-                        # A cache that cannot be written costs a rebuild next time, no data.
-                        warnings.warn(
-                            f"could not save the index of namespace {namespace!r} ({exc}); "
-                            "it will be rebuilt from the store next time",
-                            RuntimeWarning,
-                            stacklevel=2,
-                        )
-                        continue
-                    view.saved_seq = view.last_seq
+            self._cache.save()
 
     def __enter__(self) -> AgentMemory:
         return self
@@ -261,103 +166,6 @@ class AgentMemory:
 
     def __repr__(self) -> str:
         return f"AgentMemory({self.url!r}, policy={self.policy.name!r}, capacity={self.capacity})"
-
-    # -- index upkeep ----------------------------------------------------------------------
-    def _view(self, namespace: str) -> _NamespaceView:
-        """The namespace's cache, caught up with the store's change sequence."""
-        with self._lock:
-            view = self._views.get(namespace)
-            if view is None:
-                view = self._open_view(namespace)
-                self._views[namespace] = view
-                return view
-            changes = self.backend.changes_since(namespace, view.last_seq)
-            if not changes:
-                return view
-            touched: list[str] = []
-            for change in changes:
-                touched.extend(change.record_ids)
-            current = {row.id: row for row in self.backend.get_records(touched)}
-            for record_id in dict.fromkeys(touched):
-                view.drop(record_id)
-                found = current.get(record_id)
-                if found is not None and found.namespace == namespace:
-                    view.put(found)
-            view.last_seq = changes[-1].seq
-            return view
-
-    def _open_view(self, namespace: str) -> _NamespaceView:
-        """Load a namespace from the store, reusing its saved dense index when it matches."""
-        view = _NamespaceView(config=self.hybrid)
-        view.last_seq = self.backend.last_seq(namespace)
-        rows = list(self.backend.iter_records(namespace))
-        if self._index_files is None or not rows:
-            if rows:
-                self._fill(view, rows)
-            return view
-        dims = int(rows[0].embedding.shape[0])
-        loaded = self._index_files.load(namespace, store_seq=view.last_seq, dimensions=dims)
-        why = loaded if isinstance(loaded, str) else None
-        if not isinstance(loaded, str):
-            index = loaded.index
-            live = {row.rid: row for row in rows}
-            index.keep_only(set(live))
-            # Records changed after the index was saved get their current vectors.
-            changed = {
-                rid
-                for c in self.backend.changes_since(namespace, loaded.seq)
-                for rid in c.record_ids
-            }
-            present = index.live_keys()
-            fresh = [row for row in rows if row.id in changed or row.rid not in present]
-            if fresh:
-                index.add([r.rid for r in fresh], np.stack([r.embedding for r in fresh]))
-            if index.live_keys() == set(live):
-                view.index = index
-                for row in rows:
-                    view.put(row, dense=False)
-                view.saved_seq = loaded.seq if not fresh else -1
-                return view
-            why = "its keys do not match the store"
-        if why != "no saved index" or self._index_files.any_file(namespace):
-            warnings.warn(
-                f"index of namespace {namespace!r} rebuilt from the store: {why}",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        self._fill(view, rows)
-        if view.index is not None and view.index.approximate:
-            # A graph is costly to build: keep it even if the process never closes cleanly.
-            self._index_files.save(namespace, view.index, view.last_seq)
-            view.saved_seq = view.last_seq
-        return view
-
-    @staticmethod
-    def _fill(view: _NamespaceView, rows: list[RecordRow]) -> None:
-        """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
-        for row in rows:
-            view.put(row, dense=False)
-        index = DenseIndex(int(rows[0].embedding.shape[0]))
-        index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
-        view.index = index
-
-    def _state(self, namespace: str, candidate: Candidate) -> MemoryState:
-        view = self._view(namespace)
-        records: tuple[RecordStat, ...] = ()
-        if self.policy.needs_records:
-            ordered = sorted(view.rows.values(), key=lambda r: (r.created_at, r.rid))
-            records = tuple(_stat(r) for r in ordered)
-        neighbours: tuple[tuple[str, float], ...] = ()
-        if self.policy.needs_neighbours and view.index is not None:
-            hits = view.index.search(candidate.embedding, self.policy.needs_neighbours)
-            neighbours = tuple((view.rows[rid].id, score) for rid, score in hits)
-        return MemoryState(
-            namespace=namespace,
-            size=len(view.rows),
-            capacity=self.policy.capacity,
-            records=records,
-            neighbours=neighbours,
-        )
 
     # -- long-term: writes -----------------------------------------------------------------
     def _candidate(
@@ -389,11 +197,12 @@ class AgentMemory:
         def decide() -> list[MemoryOp]:
             # Runs inside the write transaction, after the namespace's writer lock: the
             # state the policy sees is the one its ops apply to, whatever other processes do.
-            return self.policy.decide(candidate, self._state(namespace, candidate))
+            view = self._cache.view(namespace)
+            return self.policy.decide(candidate, view.state(self.policy, candidate))
 
         with self._lock:
             applied = apply_ops(self.backend, namespace, decide)
-            self._view(namespace)
+            self._cache.view(namespace)
             return applied
 
     def add(
@@ -466,7 +275,7 @@ class AgentMemory:
         )
         with self._lock:
             (applied,) = apply_ops(self.backend, row.namespace, [op])
-            self._view(row.namespace)
+            self._cache.view(row.namespace)
         return applied
 
     def update(
@@ -522,7 +331,7 @@ class AgentMemory:
         )
         with self._lock:
             (applied,) = apply_ops(self.backend, row.namespace, [op])
-            self._view(row.namespace)
+            self._cache.view(row.namespace)
         return applied
 
     async def adelete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
@@ -626,7 +435,7 @@ class AgentMemory:
         self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
     ) -> list[MemoryRecord]:
         with self._lock:
-            view = self._view(namespace)
+            view = self._cache.view(namespace)
             if view.index is None:
                 return []
             if mode == "lexical":
@@ -642,7 +451,7 @@ class AgentMemory:
                 self._note_recalls(view, [rid for rid, _ in hits])
         return [to_record(rows[rid], score=score) for rid, score in hits]
 
-    def _note_recalls(self, view: _NamespaceView, rids: list[int]) -> None:
+    def _note_recalls(self, view: NamespaceView, rids: list[int]) -> None:
         """Count a recall of each record, in the store and in the cached stats."""
         now = time.time()
         self.backend.touch(rids, now)
@@ -749,7 +558,7 @@ class AgentMemory:
                 "embedding must be one finite vector; embed the query with memory.embeddings"
             )
         with self._lock:
-            view = self._view(namespace)
+            view = self._cache.view(namespace)
             if view.index is None:
                 return []
             if view.index.dimensions != vector.shape[1]:

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
+from langchain_agentmem.policies.features import importance_score, text_features
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
 
 
@@ -139,10 +140,8 @@ def importance(text: str, metadata: Mapping[str, object] | None = None) -> float
     """How much an item looks worth keeping: names, numbers, dates, images, length.
 
     Cheap regular-expression features weighted by
-    :data:`~langchain_agentmem.rl.features.IMPORTANCE_WEIGHTS`; no model call.
+    :data:`~langchain_agentmem.policies.features.IMPORTANCE_WEIGHTS`; no model call.
     """
-    from langchain_agentmem.rl.features import importance_score, text_features
-
     return importance_score(text_features(text, metadata))
 
 

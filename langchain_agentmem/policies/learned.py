@@ -18,8 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import AgentMemoryError, InvalidInputError
-from langchain_agentmem.policies.heuristics import PriorityPolicy
-from langchain_agentmem.rl.features import (
+from langchain_agentmem.policies.features import (
     FEATURE_NAMES,
     NO_CONTEXT,
     StreamContext,
@@ -28,6 +27,7 @@ from langchain_agentmem.rl.features import (
     priority_from,
     text_features,
 )
+from langchain_agentmem.policies.heuristics import PriorityPolicy
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
 
 FORMAT = "agentmem-policy"

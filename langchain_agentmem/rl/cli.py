@@ -12,7 +12,7 @@ from langchain_agentmem.errors import InvalidInputError
 
 def parse_budgets(raw: str) -> list[float]:
     """``"0.1,0.25"`` -> ``[0.1, 0.25]``, each checked to be in (0, 1]."""
-    from langchain_agentmem.rl.evaluate import check_budget
+    from langchain_agentmem.rl.budget import check_budget
 
     out: list[float] = []
     for part in str(raw).split(","):

@@ -29,15 +29,15 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.rl.data import Conversation
-from langchain_agentmem.rl.evaluate import capacity_for, check_budget
-from langchain_agentmem.rl.features import (
+from langchain_agentmem.policies.features import (
     N_FEATURES,
     StreamContext,
     memory_features,
     priority_from,
     text_features,
 )
+from langchain_agentmem.rl.budget import capacity_for, check_budget
+from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import static_scores
 
 FloatArray = npt.NDArray[np.float32]

@@ -19,29 +19,12 @@ import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy
+from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import hybrid_orders
 from langchain_agentmem.types import Candidate, MemoryState, OpKind, RecordStat
 
 IntArray = npt.NDArray[np.int64]
-
-
-def check_budget(budget: object) -> float:
-    """A budget: the share of a conversation's turns memory may hold, in (0, 1]."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-        raise InvalidInputError(f"budget must be a number in (0, 1], got {budget!r}")
-    value = float(budget)
-    if not 0.0 < value <= 1.0:
-        raise InvalidInputError(
-            f"budget must be in (0, 1] (the share of turns memory may hold), got {budget!r}; "
-            "for example 0.1 keeps a tenth of the turns"
-        )
-    return value
-
-
-def capacity_for(budget: float, n_turns: int) -> int:
-    """Records a conversation of ``n_turns`` may keep under ``budget`` (at least 1)."""
-    return max(1, round(check_budget(budget) * n_turns))
 
 
 @dataclass
@@ -287,51 +270,6 @@ def _learned_from(layers: Any) -> PolicyFactory:
     return lambda cap, conv: LearnedPolicy(cap, layers=layers)
 
 
-def cross_validate(
-    convs: Sequence[Conversation],
-    *,
-    folds: int = 3,
-    budgets: Sequence[float] = (0.1, 0.25),
-    steps: int = 150_000,
-    seed: int = 0,
-    k: int = 10,
-) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
-    """Train one policy per fold and score every policy on the fold's held-out conversations.
-
-    Conversation ``i`` is held out by fold ``i % folds``; the learned policy is always
-    scored on conversations it never saw. Returns the table (as :func:`evaluate`), per
-    fold its held-out ids, training time and learning curve, and for each conversation
-    the layers of the model that did not see it.
-    """
-    from langchain_agentmem.rl.train import train
-
-    if not 2 <= folds <= len(convs):
-        raise InvalidInputError(f"folds must be in [2, {len(convs)}], got {folds}")
-    models: dict[str, Any] = {}
-    runs: list[dict[str, Any]] = []
-    for f in range(folds):
-        held = [c for i, c in enumerate(convs) if i % folds == f]
-        rest = [c for i, c in enumerate(convs) if i % folds != f]
-        result = train(
-            rest, val_convs=held, budgets=budgets, steps=steps, seed=seed, eval_every=steps // 6
-        )
-        for c in held:
-            models[c.sample_id] = result.layers
-        runs.append(
-            {
-                "held_out": [c.sample_id for c in held],
-                "train_seconds": result.config["train_seconds"],
-                "steps": result.config["steps"],
-                "curve": result.curve,
-            }
-        )
-    from langchain_agentmem.policies.learned import LearnedPolicy
-
-    factories = heuristic_factories()
-    factories["learned"] = lambda cap, conv: LearnedPolicy(cap, layers=models[conv.sample_id])
-    return evaluate(factories, convs, budgets, k=k), runs, models
-
-
 def compare_policies(
     data: str | os.PathLike[str],
     budgets: Sequence[float] = (0.1, 0.25),
@@ -345,7 +283,7 @@ def compare_policies(
     The entry point for benchmark commands. The learned policy is the shipped one (or
     ``learned_path``); when it was trained on some of these conversations the result
     says so under ``learned_trained_on_these``: such figures are not held-out (use
-    :func:`cross_validate` for those).
+    :func:`~langchain_agentmem.rl.train.cross_validate` for those).
     """
     from langchain_agentmem.policies.learned import load_policy
     from langchain_agentmem.rl.data import embed_conversations, load_locomo

@@ -122,10 +122,11 @@ def compare_kept(
     import numpy as np
 
     from langchain_agentmem.policies import make_policy
+    from langchain_agentmem.policies.features import ITEM_FEATURES
     from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.rl.budget import capacity_for
     from langchain_agentmem.rl.env import item_features
-    from langchain_agentmem.rl.evaluate import capacity_for, replay
-    from langchain_agentmem.rl.features import ITEM_FEATURES
+    from langchain_agentmem.rl.evaluate import replay
 
     only: dict[str, list[Any]] = {"learned": [], rival: []}
     evidence_share: dict[str, list[float]] = {"learned": [], rival: []}
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from langchain_agentmem.rl.data import embed_conversations, load_locomo
-    from langchain_agentmem.rl.evaluate import cross_validate
+    from langchain_agentmem.rl.train import cross_validate
 
     convs = embed_conversations(load_locomo(args.data))
     budgets = (0.1, 0.25)

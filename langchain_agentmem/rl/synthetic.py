@@ -410,7 +410,7 @@ def measure_fact_change(
     from langchain_agentmem.bench.runner import turn_text
     from langchain_agentmem.embeddings import resolve_embeddings
     from langchain_agentmem.memory import AgentMemory
-    from langchain_agentmem.rl.evaluate import capacity_for
+    from langchain_agentmem.rl.budget import capacity_for
 
     emb = resolve_embeddings(embeddings)
     rows = []

@@ -14,9 +14,16 @@ import numpy as np
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.learned import FloatArray, LearnedPolicy, save_policy
+from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.env import MemoryBudgetEnv, Prepared, prepare
-from langchain_agentmem.rl.evaluate import capacity_for, per_question, replay, summarise
+from langchain_agentmem.rl.evaluate import (
+    evaluate,
+    heuristic_factories,
+    per_question,
+    replay,
+    summarise,
+)
 
 NET_ARCH = (64, 64)
 
@@ -269,3 +276,44 @@ def write_result(
     if png is not None:
         files["curve"] = str(png)
     return files
+
+
+def cross_validate(
+    convs: Sequence[Conversation],
+    *,
+    folds: int = 3,
+    budgets: Sequence[float] = (0.1, 0.25),
+    steps: int = 150_000,
+    seed: int = 0,
+    k: int = 10,
+) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
+    """Train one policy per fold and score every policy on the fold's held-out conversations.
+
+    Conversation ``i`` is held out by fold ``i % folds``; the learned policy is always
+    scored on conversations it never saw. Returns the table (as :func:`evaluate`), per
+    fold its held-out ids, training time and learning curve, and for each conversation
+    the layers of the model that did not see it.
+    """
+    if not 2 <= folds <= len(convs):
+        raise InvalidInputError(f"folds must be in [2, {len(convs)}], got {folds}")
+    models: dict[str, Any] = {}
+    runs: list[dict[str, Any]] = []
+    for f in range(folds):
+        held = [c for i, c in enumerate(convs) if i % folds == f]
+        rest = [c for i, c in enumerate(convs) if i % folds != f]
+        result = train(
+            rest, val_convs=held, budgets=budgets, steps=steps, seed=seed, eval_every=steps // 6
+        )
+        for c in held:
+            models[c.sample_id] = result.layers
+        runs.append(
+            {
+                "held_out": [c.sample_id for c in held],
+                "train_seconds": result.config["train_seconds"],
+                "steps": result.config["steps"],
+                "curve": result.curve,
+            }
+        )
+    factories = heuristic_factories()
+    factories["learned"] = lambda cap, conv: LearnedPolicy(cap, layers=models[conv.sample_id])
+    return evaluate(factories, convs, budgets, k=k), runs, models

@@ -21,7 +21,7 @@ from langchain_agentmem.policies import (
     make_policy,
 )
 from langchain_agentmem.policies.heuristics import importance
-from langchain_agentmem.rl.evaluate import check_budget
+from langchain_agentmem.rl.budget import check_budget
 from langchain_agentmem.types import Candidate, MemoryState, OpKind, RecordStat
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -215,7 +215,7 @@ def test_every_policy_respects_capacity_and_gives_reasons(name: str) -> None:
 
 
 def test_stream_context_sees_new_words_and_answers_to_questions() -> None:
-    from langchain_agentmem.rl.features import CONTEXT_FEATURES, StreamContext
+    from langchain_agentmem.policies.features import CONTEXT_FEATURES, StreamContext
 
     ctx = StreamContext(max_namespaces=2)
     new, count, after_q = (CONTEXT_FEATURES.index(n) for n in CONTEXT_FEATURES)
@@ -234,8 +234,8 @@ def test_stream_context_sees_new_words_and_answers_to_questions() -> None:
 
 
 def test_learned_policy_starts_a_namespace_from_its_stored_records() -> None:
+    from langchain_agentmem.policies.features import FEATURE_NAMES
     from langchain_agentmem.policies.learned import LearnedPolicy
-    from langchain_agentmem.rl.features import FEATURE_NAMES
 
     fresh, restarted = LearnedPolicy(3), LearnedPolicy(3)
     held = [stat("r1", "We went hiking on Mount Fuji in July 2022.")]

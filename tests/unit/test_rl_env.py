@@ -11,10 +11,10 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.policies.features import N_FEATURES
 from langchain_agentmem.rl.data import Conversation, Question, Turn, load_locomo, parse_evidence
 from langchain_agentmem.rl.env import MemoryBudgetEnv, prepare, recall_now
 from langchain_agentmem.rl.evaluate import recall_scores
-from langchain_agentmem.rl.features import N_FEATURES
 
 
 def toy_conversation(seed: int = 0, n: int = 40, n_questions: int = 12) -> Conversation:

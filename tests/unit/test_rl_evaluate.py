@@ -7,8 +7,8 @@ import pytest
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies import make_policy
+from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.evaluate import (
-    capacity_for,
     evaluate,
     heuristic_factories,
     oracle_kept,

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from langchain_agentmem.policies.features import N_FEATURES
 from langchain_agentmem.policies.learned import (
     LearnedPolicy,
     PolicyFileError,
@@ -18,7 +19,6 @@ from langchain_agentmem.policies.learned import (
     shipped_policy_dir,
 )
 from langchain_agentmem.rl.evaluate import replay
-from langchain_agentmem.rl.features import N_FEATURES
 from langchain_agentmem.rl.train import export_layers, train, write_result
 from tests.unit.test_rl_env import toy_conversation
 

@@ -1,0 +1,103 @@
+"""The package's layers, as its imports draw them (function-level imports included)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "langchain_agentmem"
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every package module and the package modules it imports, anywhere in its body."""
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            found.update(t for t in targets if t in modules and t != name)
+        graph[name] = found
+    return graph
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_policies_import_nothing_from_rl() -> None:
+    graph = import_graph()
+    bad = {
+        (m, t)
+        for m, ts in graph.items()
+        if _under(m, "langchain_agentmem.policies")
+        for t in ts
+        if _under(t, "langchain_agentmem.rl")
+    }
+    assert not bad, f"policies reach up into rl/: {sorted(bad)}"
+
+
+def test_lower_layers_do_not_import_upper_ones() -> None:
+    graph = import_graph()
+    rules = {
+        "langchain_agentmem.policies": ("backends", "index", "memory", "cache", "integrations"),
+        "langchain_agentmem.backends": ("policies", "integrations", "memory", "cache", "rl"),
+        "langchain_agentmem.cache": ("memory", "integrations", "rl", "ops"),
+        "langchain_agentmem.index": ("policies", "backends", "memory", "cache", "rl"),
+    }
+    bad = []
+    for m, ts in graph.items():
+        for low, uppers in rules.items():
+            if _under(m, low):
+                bad += [(m, t) for t in ts for u in uppers if _under(t, f"langchain_agentmem.{u}")]
+    assert not bad, f"lower layers import upper ones: {sorted(bad)}"
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, or ``None`` (depth-first search)."""
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> list[str] | None:
+        state[m] = 1
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == 1:
+                return [*path[path.index(t) :], t]
+            if t not in state:
+                found = visit(t, [*path, t])
+                if found:
+                    return found
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m, [m])
+            if found:
+                return found
+    return None
+
+
+def test_find_cycle_finds_one() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_in_rl_or_policies() -> None:
+    graph = import_graph()
+    for package in ("langchain_agentmem.rl", "langchain_agentmem.policies"):
+        inside = {
+            m: {t for t in ts if _under(t, package) and t != package}
+            for m, ts in graph.items()
+            if _under(m, package) and m != package
+        }
+        cycle = find_cycle(inside)
+        assert cycle is None, f"import cycle: {' -> '.join(cycle or [])}"
