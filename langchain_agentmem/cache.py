@@ -4,18 +4,31 @@ The store is the source of truth; a namespace's cache (:class:`NamespaceView`) c
 rebuilt from it. A view is caught up with the store's change log before it is read, so
 writes by other processes show up; a saved dense index (see ``index.persist``) is reused
 when it matches the store.
+
+The cache holds at most ``max_records`` records: past that, the least recently used
+namespaces are dropped (their changed dense indexes saved first when nobody is using
+them) and reload on their next use. Each namespace has its own lock: operations on one
+namespace run one at a time, in order; different namespaces run in parallel.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import threading
 import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timezone
 
 import numpy as np
 
 from langchain_agentmem.backends import Backend, RecordRow
-from langchain_agentmem.backends.sql import epoch_to_datetime
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import (
     DenseIndex,
     HybridConfig,
@@ -26,7 +39,43 @@ from langchain_agentmem.index import (
 )
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.policies import MemoryPolicy
-from langchain_agentmem.types import Candidate, MemoryState, RecordStat, Vector
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind, RecordStat, Vector
+
+DEFAULT_CACHE_RECORDS = 200_000
+"""Records one process keeps indexed by default (about 400 MB with 384-dim vectors)."""
+
+
+def check_cache_records(value: object) -> int:
+    """A cache bound: a positive int."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"cache_records must be a positive int (records kept indexed in memory), got "
+            f"{type(value).__name__} {value!r:.40}; for example cache_records=200_000"
+        )
+    if value < 1:
+        raise InvalidInputError(
+            f"cache_records must be >= 1, got {value}; it bounds how many records this "
+            "process keeps indexed (namespaces past it reload from the store when used)"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """How the namespace cache has fared (see :meth:`AgentMemory.cache_info`)."""
+
+    hits: int
+    """Uses of a namespace found in the cache."""
+    misses: int
+    """Uses of a namespace that had to be loaded (first use, or after eviction)."""
+    evictions: int
+    """Namespaces dropped to stay within ``max_records``."""
+    namespaces: int
+    """Namespaces cached now."""
+    records: int
+    """Records cached now."""
+    max_records: int
+    """The bound (``cache_records``)."""
 
 
 def record_stat(row: RecordRow) -> RecordStat:
@@ -40,6 +89,7 @@ def record_stat(row: RecordRow) -> RecordStat:
         else epoch_to_datetime(row.last_accessed_at),
         access_count=row.access_count,
         text=row.text,
+        metadata=row.metadata,
     )
 
 
@@ -56,6 +106,10 @@ class NamespaceView:
     rows: dict[int, RecordRow] = field(default_factory=dict)
     saved_seq: int = -1
     """Change sequence of the index file on disk (-1: none written by this process)."""
+    counted: int = 0
+    """Records this view counts for in the cache's total."""
+    pending: dict[int, Vector] = field(default_factory=dict)
+    """Vectors put with ``dense=False`` during a batch, added to the index in one call."""
 
     def put(self, row: RecordRow, *, dense: bool = True) -> None:
         dims = int(row.embedding.shape[0])
@@ -81,6 +135,7 @@ class NamespaceView:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
             self.rows.pop(rid, None)
+            self.pending.pop(rid, None)
             self.lexical.remove([rid])
             self.order.remove(rid)
             if self.index is not None:
@@ -93,6 +148,69 @@ class NamespaceView:
         index = DenseIndex(int(rows[0].embedding.shape[0]))
         index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
         self.index = index
+
+    def flush(self) -> None:
+        """Add the vectors held back during a batch to the dense index, in one call."""
+        if self.pending and self.index is not None:
+            rids = list(self.pending)
+            self.index.add(rids, np.stack([self.pending[r] for r in rids]))
+        self.pending.clear()
+
+    def apply(
+        self, namespace: str, applied: Sequence[MemoryOp], rids: Sequence[int], at: float
+    ) -> None:
+        """Mirror ops just applied inside a write transaction (not yet visible elsewhere).
+
+        Args:
+            namespace: This view's namespace.
+            applied: The ops, with their embeddings.
+            rids: The store's key of each ADD, in order.
+            at: The clock the transaction read (``created_at`` of undated ADDs).
+        """
+        keys = iter(rids)
+        for op in applied:
+            if op.kind is OpKind.ADD:
+                assert op.text is not None and op.embedding is not None
+                created = at
+                if op.timestamp is not None:
+                    when = op.timestamp
+                    created = (
+                        when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+                    ).timestamp()
+                row = RecordRow(
+                    rid=next(keys),
+                    id=op.record_ids[0],
+                    namespace=namespace,
+                    thread=op.thread,
+                    text=op.text,
+                    # As the store gives it back (JSON round trip).
+                    metadata=json.loads(dump_json(dict(op.metadata or {}))),
+                    embedding=np.asarray(op.embedding, dtype=np.float32),
+                    created_at=created,
+                    updated_at=created,
+                    last_accessed_at=None,
+                    access_count=0,
+                )
+                self.put(row, dense=False)
+                self.pending[row.rid] = row.embedding
+            elif op.kind is OpKind.UPDATE:
+                assert op.text is not None and op.embedding is not None
+                for record_id in op.record_ids:
+                    old = self.rows[self.rid_of[record_id]]
+                    meta = old.metadata if op.metadata is None else op.metadata
+                    new = dataclasses.replace(
+                        old,
+                        text=op.text,
+                        metadata=json.loads(dump_json(dict(meta))),
+                        embedding=np.asarray(op.embedding, dtype=np.float32),
+                        updated_at=at,
+                    )
+                    self.drop(record_id)
+                    self.put(new, dense=False)
+                    self.pending[new.rid] = new.embedding
+            elif op.kind is OpKind.DELETE:
+                for record_id in op.record_ids:
+                    self.drop(record_id)
 
     def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
@@ -117,6 +235,7 @@ class NamespaceView:
             records = tuple(record_stat(r) for r in ordered)
         neighbours: tuple[tuple[str, float], ...] = ()
         if policy.needs_neighbours and self.index is not None:
+            self.flush()
             hits = self.index.search(candidate.embedding, policy.needs_neighbours)
             neighbours = tuple((self.rows[rid].id, score) for rid, score in hits)
         return MemoryState(
@@ -128,35 +247,143 @@ class NamespaceView:
         )
 
 
+class _NamespaceLock:
+    """A re-entrant lock that can be weakly referenced (one per namespace in use)."""
+
+    __slots__ = ("__weakref__", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def acquire(self, blocking: bool = True) -> bool:
+        return self._lock.acquire(blocking)
+
+    def release(self) -> None:
+        self._lock.release()
+
+
 class NamespaceCache:
-    """The views of the namespaces one process has touched.
+    """The views of the namespaces one process uses, at most ``max_records`` records.
+
+    Every method that takes a namespace must be called inside :meth:`lock` of it.
 
     Args:
         backend: The store the views mirror.
         hybrid: Scoring of hybrid search in every view.
         index_files: Where dense indexes are saved and loaded (``None``: never).
+        max_records: Most records kept (a namespace larger than this alone is still kept
+            while it is the one in use).
     """
 
     def __init__(
-        self, backend: Backend, *, hybrid: HybridConfig, index_files: IndexFiles | None
+        self,
+        backend: Backend,
+        *,
+        hybrid: HybridConfig,
+        index_files: IndexFiles | None,
+        max_records: int = DEFAULT_CACHE_RECORDS,
     ) -> None:
         self.backend = backend
         self.hybrid = hybrid
         self.index_files = index_files
-        self._views: dict[str, NamespaceView] = {}
+        self.max_records = check_cache_records(max_records)
+        self._views: OrderedDict[str, NamespaceView] = OrderedDict()
+        self._locks: weakref.WeakValueDictionary[str, _NamespaceLock] = (
+            weakref.WeakValueDictionary()
+        )
+        # Guards the maps and counters above; never held while waiting for a namespace.
+        self._guard = threading.Lock()
+        self._records = 0
+        self._hits = self._misses = self._evictions = 0
 
     def __contains__(self, namespace: str) -> bool:
         return namespace in self._views
 
+    def _lock_of(self, namespace: str) -> _NamespaceLock:
+        with self._guard:
+            lock = self._locks.get(namespace)
+            if lock is None:
+                lock = self._locks[namespace] = _NamespaceLock()
+            return lock
+
+    @contextmanager
+    def lock(self, namespace: str) -> Iterator[None]:
+        """Hold ``namespace``: its operations in this process run one at a time."""
+        lock = self._lock_of(namespace)
+        lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def info(self) -> CacheInfo:
+        """Hits, misses, evictions and what is cached now."""
+        with self._guard:
+            return CacheInfo(
+                hits=self._hits,
+                misses=self._misses,
+                evictions=self._evictions,
+                namespaces=len(self._views),
+                records=self._records,
+                max_records=self.max_records,
+            )
+
     def view(self, namespace: str) -> NamespaceView:
         """The namespace's view, caught up with the store's change sequence."""
-        view = self._views.get(namespace)
+        with self._guard:
+            view = self._views.get(namespace)
+            if view is None:
+                self._misses += 1
+            else:
+                self._hits += 1
+                self._views.move_to_end(namespace)
         if view is None:
             view = self._open(namespace)
-            self._views[namespace] = view
-            return view
-        self.catch_up(namespace, view)
+        else:
+            self.catch_up(namespace, view)
+        self.keep(namespace, view)
         return view
+
+    def keep(self, namespace: str, view: NamespaceView) -> None:
+        """(Re)count ``view`` as the cache's newest, dropping the oldest past the bound."""
+        victims: list[tuple[str, NamespaceView]] = []
+        with self._guard:
+            if self._views.get(namespace) is not view:
+                old = self._views.pop(namespace, None)
+                if old is not None:
+                    self._records -= old.counted
+                view.counted = 0
+                self._views[namespace] = view
+            self._records += len(view.rows) - view.counted
+            view.counted = len(view.rows)
+            while self._records > self.max_records and len(self._views) > 1:
+                gone, dropped = self._views.popitem(last=False)
+                self._records -= dropped.counted
+                self._evictions += 1
+                victims.append((gone, dropped))
+        for gone, dropped in victims:
+            # Save what changed, unless someone is using it (a search finishes on the
+            # object it holds; the next use reloads from the store).
+            lock = self._lock_of(gone)
+            if lock.acquire(blocking=False):
+                try:
+                    self.save_view(gone, dropped)
+                finally:
+                    lock.release()
+
+    def discard(self, namespace: str) -> None:
+        """Forget ``namespace``'s view (it reloads from the store on its next use)."""
+        with self._guard:
+            view = self._views.pop(namespace, None)
+            if view is not None:
+                self._records -= view.counted
+
+    def committed(self, namespace: str, view: NamespaceView, last_seq: int) -> None:
+        """A batch mirrored into ``view`` committed with change ``last_seq``."""
+        view.flush()
+        if last_seq > view.last_seq:
+            view.last_seq = last_seq
+        self.keep(namespace, view)
 
     def catch_up(self, namespace: str, view: NamespaceView) -> None:
         """Replay the store's changes made after ``view.last_seq`` into ``view``."""
@@ -225,8 +452,11 @@ class NamespaceCache:
         """Write the dense index of every namespace changed since it was last saved."""
         if self.index_files is None:
             return
-        for namespace, view in self._views.items():
-            self.save_view(namespace, view)
+        with self._guard:
+            views = list(self._views.items())
+        for namespace, view in views:
+            with self.lock(namespace):
+                self.save_view(namespace, view)
 
     def save_view(self, namespace: str, view: NamespaceView) -> None:
         """Write ``view``'s dense index if it changed since it was last saved."""

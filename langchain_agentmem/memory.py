@@ -6,10 +6,9 @@ import asyncio
 import dataclasses
 import json
 import os
-import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +18,13 @@ from langchain_core.messages import BaseMessage, message_to_dict, messages_from_
 
 from langchain_agentmem.backends import Backend, RecordRow, open_backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
-from langchain_agentmem.cache import NamespaceCache, NamespaceView
+from langchain_agentmem.cache import (
+    DEFAULT_CACHE_RECORDS,
+    CacheInfo,
+    NamespaceCache,
+    NamespaceView,
+    check_cache_records,
+)
 from langchain_agentmem.embeddings import (
     aembed_query,
     aembed_texts,
@@ -34,7 +39,7 @@ from langchain_agentmem.index import (
     check_mode,
 )
 from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.ops import apply_ops
+from langchain_agentmem.ops import Decide, apply_batch
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.types import (
     Candidate,
@@ -45,6 +50,9 @@ from langchain_agentmem.types import (
     Vector,
 )
 from langchain_agentmem.validation import (
+    DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_MAX_TEXT_CHARS,
+    Limits,
     check_k,
     check_metadata,
     check_name,
@@ -107,6 +115,14 @@ class AgentMemory:
         hybrid: How hybrid search weighs cosine, BM25 and thread neighbours, and whether
             record dates go into the lexical index (:class:`HybridConfig`; default: the
             weights measured on LoCoMo).
+        cache_records: Most records this process keeps indexed in memory, over all
+            namespaces; the least recently used namespaces are dropped first and reload
+            on their next use (see :meth:`cache_info`).
+        max_text_chars: Longest text accepted (longer: an error, nothing stored).
+        max_metadata_bytes: Largest metadata accepted, as JSON.
+
+    Operations on one namespace run one at a time, in order; different namespaces run in
+    parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
     """
 
     def __init__(
@@ -118,23 +134,29 @@ class AgentMemory:
         capacity: int | None = None,
         persist_indexes: bool = True,
         hybrid: HybridConfig | None = None,
+        cache_records: int = DEFAULT_CACHE_RECORDS,
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
                 f"hybrid must be a HybridConfig or None, got {type(hybrid).__name__}"
             )
         self.hybrid = HybridConfig() if hybrid is None else hybrid
+        cache_records = check_cache_records(cache_records)
+        self.limits = Limits(max_text_chars, max_metadata_bytes)
         if policy is None:
             policy = "keep_all" if capacity is None else "learned"
         self.policy = make_policy(policy, capacity)
         self.embeddings = resolve_embeddings(embeddings)
         self.backend: Backend = open_backend(url)
-        self._lock = threading.RLock()
         index_files: IndexFiles | None = None
         path = getattr(self.backend, "path", None)
         if persist_indexes and isinstance(path, str) and path != ":memory:":
             index_files = IndexFiles.beside(path)
-        self._cache = NamespaceCache(self.backend, hybrid=self.hybrid, index_files=index_files)
+        self._cache = NamespaceCache(
+            self.backend, hybrid=self.hybrid, index_files=index_files, max_records=cache_records
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -149,14 +171,16 @@ class AgentMemory:
 
     def close(self) -> None:
         """Save changed indexes (see ``persist_indexes``) and close the store."""
-        with self._lock:
-            self.save_indexes()
-            self.backend.close()
+        self.save_indexes()
+        self.backend.close()
 
     def save_indexes(self) -> None:
-        """Write the dense index of every namespace changed since it was last saved."""
-        with self._lock:
-            self._cache.save()
+        """Write the dense index of every cached namespace changed since it was last saved."""
+        self._cache.save()
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses and evictions of the namespace cache, and what it holds now."""
+        return self._cache.info()
 
     def __enter__(self) -> AgentMemory:
         return self
@@ -183,27 +207,64 @@ class AgentMemory:
             )
         rid = uuid.uuid4().hex if record_id is None else check_record_id(record_id)
         return (
-            check_text(text),
+            self.limits.text(check_text(text)),
             check_name(namespace, what="namespace"),
             check_optional_name(thread, what="thread"),
-            check_metadata(metadata),
+            self.limits.metadata(check_metadata(metadata)),
             timestamp,
             rid,
         )
 
+    def _write(
+        self, namespace: str, items: Sequence[Callable[[NamespaceView], Sequence[MemoryOp]]]
+    ) -> list[list[MemoryOp]]:
+        """Apply the ops of each item in one transaction, the cache following item by item.
+
+        Each item is called inside the transaction, after the namespace's writer lock, with
+        the namespace's view as the store holds it then plus the items before it: the state
+        a policy sees is the one its ops apply to, whatever other processes do.
+        """
+        with self._cache.lock(namespace):
+            views: list[NamespaceView] = []
+
+            def step(item: Callable[[NamespaceView], Sequence[MemoryOp]]) -> Decide:
+                def run() -> Sequence[MemoryOp]:
+                    if not views:
+                        views.append(self._cache.view(namespace))
+                    return item(views[0])
+
+                return run
+
+            def mirror(ops: list[MemoryOp], rids: list[int], at: float) -> None:
+                views[0].apply(namespace, ops, rids, at)
+
+            try:
+                out, seq = apply_batch(
+                    self.backend, namespace, [step(i) for i in items], on_applied=mirror
+                )
+            except BaseException:
+                # The view may hold ops that were rolled back: reload it when next used.
+                self._cache.discard(namespace)
+                raise
+            if views:
+                self._cache.committed(namespace, views[0], seq)
+            return out
+
+    def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
+        """Let the policy decide each candidate (one namespace) in one transaction."""
+        policy = self.policy
+
+        def decide(c: Candidate) -> Callable[[NamespaceView], Sequence[MemoryOp]]:
+            return lambda view: policy.decide(c, view.state(policy, c))
+
+        return self._write(candidates[0].namespace, [decide(c) for c in candidates])
+
     def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
-        namespace = candidate.namespace
+        return self._commit_adds([candidate])[0]
 
-        def decide() -> list[MemoryOp]:
-            # Runs inside the write transaction, after the namespace's writer lock: the
-            # state the policy sees is the one its ops apply to, whatever other processes do.
-            view = self._cache.view(namespace)
-            return self.policy.decide(candidate, view.state(self.policy, candidate))
-
-        with self._lock:
-            applied = apply_ops(self.backend, namespace, decide)
-            self._cache.view(namespace)
-            return applied
+    def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
+        ((applied,),) = self._write(namespace, [lambda view: [op]])
+        return applied
 
     def add(
         self,
@@ -273,10 +334,7 @@ class AgentMemory:
             embedding=vector,
             policy=USER_POLICY,
         )
-        with self._lock:
-            (applied,) = apply_ops(self.backend, row.namespace, [op])
-            self._cache.view(row.namespace)
-        return applied
+        return self._commit_op(row.namespace, op)
 
     def update(
         self,
@@ -294,8 +352,8 @@ class AgentMemory:
             namespace: When given, the record must belong to it.
             metadata: New metadata (``None`` keeps the current metadata).
         """
-        text = check_text(text)
-        meta = None if metadata is None else check_metadata(metadata)
+        text = self.limits.text(check_text(text))
+        meta = None if metadata is None else self.limits.metadata(check_metadata(metadata))
         row = self._owned(record_id, namespace)
         vector = embed_texts(self.embeddings, [text])[0]
         return self._commit_update(row, text, vector, meta)
@@ -309,8 +367,8 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
     ) -> MemoryOp:
         """Async :meth:`update`."""
-        text = check_text(text)
-        meta = None if metadata is None else check_metadata(metadata)
+        text = self.limits.text(check_text(text))
+        meta = None if metadata is None else self.limits.metadata(check_metadata(metadata))
         row = await asyncio.to_thread(self._owned, record_id, namespace)
         vector = (await aembed_texts(self.embeddings, [text]))[0]
         return await asyncio.to_thread(self._commit_update, row, text, vector, meta)
@@ -329,10 +387,7 @@ class AgentMemory:
             reason="deleted by caller",
             policy=USER_POLICY,
         )
-        with self._lock:
-            (applied,) = apply_ops(self.backend, row.namespace, [op])
-            self._cache.view(row.namespace)
-        return applied
+        return self._commit_op(row.namespace, op)
 
     async def adelete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
         """Async :meth:`delete`."""
@@ -405,10 +460,12 @@ class AgentMemory:
         if not items:
             return []
         vectors = embed_texts(self.embeddings, [item[0] for item in items])
-        return [
-            self._commit_add(Candidate(rid, ns, text, vector, th, meta, ts))
-            for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
-        ]
+        return self._commit_adds(
+            [
+                Candidate(rid, ns, text, vector, th, meta, ts)
+                for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
+            ]
+        )
 
     async def aadd_many(
         self,
@@ -428,13 +485,13 @@ class AgentMemory:
             Candidate(rid, ns, text, vector, th, meta, ts)
             for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
         ]
-        return await asyncio.to_thread(lambda: [self._commit_add(c) for c in candidates])
+        return await asyncio.to_thread(self._commit_adds, candidates)
 
     # -- long-term: reads ------------------------------------------------------------------
     def _search(
         self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
     ) -> list[MemoryRecord]:
-        with self._lock:
+        with self._cache.lock(namespace):
             view = self._cache.view(namespace)
             if view.index is None:
                 return []
@@ -557,7 +614,7 @@ class AgentMemory:
             raise InvalidInputError(
                 "embedding must be one finite vector; embed the query with memory.embeddings"
             )
-        with self._lock:
+        with self._cache.lock(namespace):
             view = self._cache.view(namespace)
             if view.index is None:
                 return []

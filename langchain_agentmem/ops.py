@@ -51,10 +51,17 @@ def check_embedding(
     return int(vector.shape[0])
 
 
+Decide = Callable[[], Sequence[MemoryOp]]
+"""A policy's decision, called inside the transaction once the namespace is locked."""
+Applied = Callable[[list[MemoryOp], list[int], float], None]
+"""Told, inside the transaction, the ops of each item as applied (embeddings kept), the
+store keys of its ADDs and the clock read for it."""
+
+
 def apply_ops(
     backend: Backend,
     namespace: str,
-    ops: Sequence[MemoryOp] | Callable[[], Sequence[MemoryOp]],
+    ops: Sequence[MemoryOp] | Decide,
 ) -> list[MemoryOp]:
     """Apply ``ops`` to ``namespace`` in one transaction and write each to the audit log.
 
@@ -70,74 +77,104 @@ def apply_ops(
         RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
         InvalidInputError: an ADD reuses an id that already exists.
     """
-    applied: list[MemoryOp] = []
+    (applied,), _ = apply_batch(backend, namespace, [ops])
+    return applied
+
+
+def apply_batch(
+    backend: Backend,
+    namespace: str,
+    batch: Sequence[Sequence[MemoryOp] | Decide],
+    *,
+    on_applied: Applied | None = None,
+) -> tuple[list[list[MemoryOp]], int]:
+    """Apply the ops of several items to ``namespace`` in ONE transaction, item by item.
+
+    As :func:`apply_ops`, for a batch: each item's decision is called after the previous
+    item's ops are applied (and passed to ``on_applied``, so the caller's view of the
+    namespace can follow), so a policy decides every item on the state it changes. Either
+    the whole batch lands or none of it does.
+
+    Returns:
+        Each item's ops as applied (embeddings dropped), and the change sequence of the
+        last audit log entry written (0 if none).
+    """
+    out: list[list[MemoryOp]] = []
+    last_seq = 0
     with backend.transaction() as tx:
         tx.lock_namespace(namespace)
-        # The clock is read under the lock: records added without a timestamp are then
-        # dated in the order they commit, so "oldest" means first in (fifo, lru) even when
-        # writers in several processes queue for the lock.
-        now = time.time()
-        if callable(ops):
-            ops = list(ops())
         dims: int | None = None
-        for op in ops:
-            if op.embedding is not None:
-                # Checked before writing: one bad vector would poison the namespace's index.
-                if dims is None:
-                    dims = tx.embedding_dimensions(namespace)
-                dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
-            if op.kind is OpKind.ADD:
-                (record_id,) = op.record_ids
-                if op.text is None or op.embedding is None:
-                    raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
-                owner = tx.record_namespace(record_id)
-                if owner is not None:
-                    raise InvalidInputError(
-                        f"record id {record_id!r} already exists"
-                        + (" in another namespace" if owner != namespace else "")
-                        + "; pass a new id, or update the existing record"
+        for item in batch:
+            # The clock is read under the lock: records added without a timestamp are
+            # then dated in the order they commit, so "oldest" means first in (fifo, lru)
+            # even when writers in several processes queue for the lock.
+            now = time.time()
+            ops = list(item()) if callable(item) else list(item)
+            rids: list[int] = []
+            for op in ops:
+                if op.embedding is not None:
+                    # Checked before writing: one bad vector would poison the namespace's index.
+                    if dims is None:
+                        dims = tx.embedding_dimensions(namespace)
+                    dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
+                if op.kind is OpKind.ADD:
+                    (record_id,) = op.record_ids
+                    if op.text is None or op.embedding is None:
+                        raise InvalidInputError(
+                            f"ADD of {record_id!r} carries no text or embedding"
+                        )
+                    owner = tx.record_namespace(record_id)
+                    if owner is not None:
+                        raise InvalidInputError(
+                            f"record id {record_id!r} already exists"
+                            + (" in another namespace" if owner != namespace else "")
+                            + "; pass a new id, or update the existing record"
+                        )
+                    rids.append(
+                        tx.insert_record(
+                            record_id=record_id,
+                            namespace=namespace,
+                            thread=op.thread,
+                            text=op.text,
+                            metadata=dict(op.metadata or {}),
+                            embedding=op.embedding,
+                            created_at=to_epoch(op.timestamp, now),
+                        )
                     )
-                tx.insert_record(
-                    record_id=record_id,
+                elif op.kind is OpKind.UPDATE:
+                    if op.text is None or op.embedding is None:
+                        raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
+                    for record_id in op.record_ids:
+                        found = tx.update_record(
+                            record_id=record_id,
+                            namespace=namespace,
+                            text=op.text,
+                            metadata=None if op.metadata is None else dict(op.metadata),
+                            embedding=op.embedding,
+                            updated_at=now,
+                        )
+                        if not found:
+                            raise RecordNotFoundError(
+                                f"no record {record_id!r} in namespace {namespace!r}; "
+                                "list ids with records(namespace)"
+                            )
+                elif op.kind is OpKind.DELETE:
+                    for record_id in op.record_ids:
+                        if not tx.delete_record(record_id=record_id, namespace=namespace):
+                            raise RecordNotFoundError(
+                                f"no record {record_id!r} in namespace {namespace!r}; "
+                                "list ids with records(namespace)"
+                            )
+                last_seq = tx.log_decision(
                     namespace=namespace,
-                    thread=op.thread,
+                    kind=op.kind,
+                    record_ids=op.record_ids,
+                    reason=op.reason,
+                    policy=op.policy,
                     text=op.text,
-                    metadata=dict(op.metadata or {}),
-                    embedding=op.embedding,
-                    created_at=to_epoch(op.timestamp, now),
+                    at=now,
                 )
-            elif op.kind is OpKind.UPDATE:
-                if op.text is None or op.embedding is None:
-                    raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
-                for record_id in op.record_ids:
-                    found = tx.update_record(
-                        record_id=record_id,
-                        namespace=namespace,
-                        text=op.text,
-                        metadata=None if op.metadata is None else dict(op.metadata),
-                        embedding=op.embedding,
-                        updated_at=now,
-                    )
-                    if not found:
-                        raise RecordNotFoundError(
-                            f"no record {record_id!r} in namespace {namespace!r}; "
-                            "list ids with records(namespace)"
-                        )
-            elif op.kind is OpKind.DELETE:
-                for record_id in op.record_ids:
-                    if not tx.delete_record(record_id=record_id, namespace=namespace):
-                        raise RecordNotFoundError(
-                            f"no record {record_id!r} in namespace {namespace!r}; "
-                            "list ids with records(namespace)"
-                        )
-            tx.log_decision(
-                namespace=namespace,
-                kind=op.kind,
-                record_ids=op.record_ids,
-                reason=op.reason,
-                policy=op.policy,
-                text=op.text,
-                at=now,
-            )
-            applied.append(replace(op, embedding=None))
-    return applied
+            if on_applied is not None:
+                on_applied(ops, rids, now)
+            out.append([replace(op, embedding=None) for op in ops])
+    return out, last_seq

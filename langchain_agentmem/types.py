@@ -112,6 +112,7 @@ class RecordStat:
     last_accessed_at: datetime | None = None
     access_count: int = 0
     text: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

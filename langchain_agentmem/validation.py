@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
@@ -128,3 +130,50 @@ def _check_json(value: object, path: str, seen: set[int], depth: int) -> None:
 def check_record_id(record_id: object) -> str:
     """Validate a record id."""
     return check_name(record_id, what="record id")
+
+
+DEFAULT_MAX_TEXT_CHARS = 1_000_000
+"""Longest text a memory accepts by default (a megabyte of plain text; chunk documents)."""
+DEFAULT_MAX_METADATA_BYTES = 4 * 1024 * 1024
+"""Largest metadata a memory accepts by default, as JSON."""
+
+
+def _check_limit(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive int, got {_short(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits on what one item may carry, so one user cannot stall the others."""
+
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+    max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
+
+    def __post_init__(self) -> None:
+        _check_limit(self.max_text_chars, "max_text_chars")
+        _check_limit(self.max_metadata_bytes, "max_metadata_bytes")
+
+    def text(self, text: str, *, what: str = "text") -> str:
+        """``text`` if it is within the limit, else a clear error."""
+        if len(text) > self.max_text_chars:
+            raise InvalidInputError(
+                f"{what} is {len(text):,} characters long; this memory accepts at most "
+                f"{self.max_text_chars:,} (max_text_chars); split it into smaller items "
+                "or raise the limit"
+            )
+        return text
+
+    def metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """``metadata`` if its JSON is within the limit, else a clear error."""
+        if not metadata:
+            return metadata
+        size = len(json.dumps(metadata, ensure_ascii=True, separators=(",", ":")))
+        if size > self.max_metadata_bytes:
+            raise InvalidInputError(
+                f"metadata is {size:,} bytes as JSON; this memory accepts at most "
+                f"{self.max_metadata_bytes:,} (max_metadata_bytes); store large payloads "
+                "elsewhere and keep a reference in metadata, or raise the limit"
+            )
+        return metadata

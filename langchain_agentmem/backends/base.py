@@ -56,8 +56,8 @@ class Transaction(abc.ABC):
         metadata: dict[str, Any],
         embedding: Vector,
         created_at: float,
-    ) -> None:
-        """Insert a record; the id must not exist yet."""
+    ) -> int:
+        """Insert a record; the id must not exist yet. Returns its store key (``rid``)."""
 
     @abc.abstractmethod
     def update_record(

@@ -140,6 +140,7 @@ class PostgresBackend(SQLBackend):
         self._sizes = (min_size, max_size)
         self._timeout = timeout
         self._lock = threading.Lock()
+        self._writers = threading.BoundedSemaphore(max(1, max_size - 1))
         self._closed = False
         self._pool = self._open_pool()
         try:
@@ -196,7 +197,9 @@ class PostgresBackend(SQLBackend):
 
     @contextmanager
     def _write(self) -> Iterator[Cursor]:
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+        # Writers read (catch-up, checks) on a second connection while they hold one: at
+        # most max_size - 1 of them at a time, so a reader always finds a free connection.
+        with self._writers, self._connection() as conn, conn.transaction(), conn.cursor() as cur:
             yield cur
 
     def serialise_writers(self, cur: Cursor, key: str) -> None:

@@ -106,11 +106,12 @@ class SQLTransaction(Transaction):
         metadata: dict[str, Any],
         embedding: Vector,
         created_at: float,
-    ) -> None:
+    ) -> int:
         self._serialise(namespace)
-        self._exec(
+        cur = self._exec(
             "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
-            "created_at, updated_at, access_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+            "created_at, updated_at, access_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) "
+            "RETURNING rid",
             (
                 record_id,
                 namespace,
@@ -122,6 +123,7 @@ class SQLTransaction(Transaction):
                 created_at,
             ),
         )
+        return int(cur.fetchone()[0])
 
     def update_record(
         self,

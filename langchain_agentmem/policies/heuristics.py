@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -145,46 +148,81 @@ def importance(text: str, metadata: Mapping[str, object] | None = None) -> float
     return importance_score(text_features(text, metadata))
 
 
+class PriorityCache:
+    """Priorities of stored records, per namespace; the least recently used namespaces go.
+
+    Safe to share between threads deciding for different namespaces.
+    """
+
+    def __init__(self, max_namespaces: int = 1024) -> None:
+        self.max_namespaces = max_namespaces
+        self._by_namespace: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, namespace: str) -> dict[str, float]:
+        """The cache of ``namespace`` (record id -> priority)."""
+        with self._lock:
+            found = self._by_namespace.get(namespace)
+            if found is None:
+                found = self._by_namespace[namespace] = {}
+                while len(self._by_namespace) > self.max_namespaces:
+                    self._by_namespace.popitem(last=False)
+            else:
+                self._by_namespace.move_to_end(namespace)
+            return found
+
+    def prune(self, namespace: str, live: set[str]) -> None:
+        """Keep only the entries of ``namespace`` whose records are still stored."""
+        with self._lock:
+            found = self._by_namespace.get(namespace, {})
+            for key in [k for k in found if k not in live]:
+                del found[key]
+
+
 class PriorityPolicy(MemoryPolicy):
     """Keep the ``capacity`` items of highest priority; subclasses say what priority is.
 
-    An item's priority is fixed when it is offered, so the memory ends up holding the best
-    items seen so far. Priorities of stored records are cached by id; a record the cache
-    has not seen (another process, a restart) is scored again from its text.
+    A stored record's priority is a function of the record alone (:meth:`record_priority`),
+    so every process that shares a store ranks its records alike; an offered item is
+    admitted when its priority (which may also read the memory) beats the weakest kept.
+    Priorities are cached per namespace, for at most ``max_namespaces`` namespaces.
     """
 
     needs_records = True
 
-    def __init__(self, capacity: int | None = None) -> None:
+    def __init__(self, capacity: int | None = None, *, max_namespaces: int = 1024) -> None:
         super().__init__(require_capacity(self.name, capacity))
-        self._priority: dict[str, float] = {}
+        self.priorities = PriorityCache(max_namespaces)
 
     def priority(self, candidate: Candidate, state: MemoryState) -> float:
         """The candidate's priority (higher is kept longer)."""
         return importance(candidate.text, candidate.metadata)
 
-    def stored_priority(self, record: RecordStat) -> float:
-        """Priority of a stored record, from the cache or scored again from its text."""
-        cached = self._priority.get(record.id)
+    def record_priority(self, text: str, metadata: Mapping[str, Any]) -> float:
+        """Priority of a stored record from its text and metadata (the same in every process)."""
+        return importance(text, metadata)
+
+    def stored_priority(self, record: RecordStat, namespace: str) -> float:
+        """Priority of a stored record of ``namespace`` (cached)."""
+        cache = self.priorities.of(namespace)
+        cached = cache.get(record.id)
         if cached is None:
-            cached = importance(record.text)
-            self._priority[record.id] = cached
+            cached = cache[record.id] = self.record_priority(record.text, record.metadata)
         return cached
 
-    def stored_priorities(self, records: tuple[RecordStat, ...]) -> npt.NDArray[np.float64]:
-        """Priorities of ``records``, in order (one pass over the cache)."""
-        get = self._priority.get
+    def stored_priorities(self, state: MemoryState) -> npt.NDArray[np.float64]:
+        """Priorities of ``state.records``, in order (one pass over the cache)."""
+        records = state.records
+        cache = self.priorities.of(state.namespace)
+        if len(cache) > 2 * state.size + 256:
+            self.priorities.prune(state.namespace, {r.id for r in records})
+        get = cache.get
         pri = np.fromiter(
             (get(r.id, math.nan) for r in records), dtype=np.float64, count=len(records)
         )
         for i in np.flatnonzero(np.isnan(pri)).tolist():
-            pri[i] = self.stored_priority(records[i])
+            pri[i] = self.stored_priority(records[i], state.namespace)
         return pri
-
-    def _forget_stale(self, state: MemoryState) -> None:
-        if len(self._priority) > 2 * state.size + 256:
-            live = {r.id for r in state.records}
-            self._priority = {k: v for k, v in self._priority.items() if k in live}
 
     def keep_or_skip(
         self,
@@ -192,18 +230,23 @@ class PriorityPolicy(MemoryPolicy):
         state: MemoryState,
         score: float,
         priorities: npt.NDArray[np.float64] | None = None,
+        *,
+        remember: float | None = None,
     ) -> list[MemoryOp]:
         """ADD the candidate, evicting the weakest records if full, or skip it (NOOP).
 
-        ``priorities`` (those of ``state.records``, in order) saves a pass when known.
+        ``priorities`` (those of ``state.records``, in order) saves a pass when known;
+        ``remember`` is cached as the candidate's priority once added (default: it is
+        scored from its text when next needed).
         """
         assert self.capacity is not None
-        self._forget_stale(state)
         overflow = _overflow(state, self.capacity)
+        cache = self.priorities.of(state.namespace)
         if overflow == 0:
-            self._priority[candidate.id] = score
+            if remember is not None:
+                cache[candidate.id] = remember
             return [self.add_op(candidate, f"{self.name}: room left; priority {score:.3f}")]
-        pri = self.stored_priorities(state.records) if priorities is None else priorities
+        pri = self.stored_priorities(state) if priorities is None else priorities
         # Ties go to the oldest: records are listed oldest first; argmin and the stable
         # sort return the first of equals.
         if overflow == 1:
@@ -220,8 +263,9 @@ class PriorityPolicy(MemoryPolicy):
                 )
             ]
         for v in victims:
-            self._priority.pop(v.id, None)
-        self._priority[candidate.id] = score
+            cache.pop(v.id, None)
+        if remember is not None:
+            cache[candidate.id] = remember
         return [
             self.delete_op(
                 tuple(v.id for v in victims),
@@ -266,7 +310,8 @@ class NoveltyPolicy(PriorityPolicy):
             if sim >= self.duplicate:
                 return [self.noop(candidate, f"novelty: copy of {nearest} (cosine {sim:.3f})")]
             if sim >= self.paraphrase:
-                self._priority[nearest] = max(score, self._priority.get(nearest, score))
+                # The record now holds the candidate's text: its priority is read again.
+                self.priorities.of(state.namespace).pop(nearest, None)
                 return [
                     self.update_op(
                         nearest,
@@ -295,26 +340,28 @@ class ForgettingCurvePolicy(PriorityPolicy):
             raise InvalidInputError(f"half_life_s must be > 0, got {half_life_s}")
         self.half_life_s = half_life_s
 
-    def retention(self, record: RecordStat, now: float) -> float:
-        """Share of the record still remembered at ``now`` (1 = fresh)."""
-        base = max(self.stored_priority(record), 0.0)
+    def retention(self, record: RecordStat, now: float, *, namespace: str = "") -> float:
+        """Share of the record (of ``namespace``) still remembered at ``now`` (1 = fresh)."""
+        base = max(self.stored_priority(record, namespace), 0.0)
         strength = self.half_life_s * (1.0 + base) * (1.0 + record.access_count)
         last = max(_epoch(record.last_accessed_at or record.updated_at), _epoch(record.created_at))
         return math.exp(-max(now - last, 0.0) * math.log(2) / strength)
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         assert self.capacity is not None
-        self._forget_stale(state)
-        score = importance(candidate.text, candidate.metadata)
-        self._priority[candidate.id] = score
+        ns = state.namespace
         overflow = _overflow(state, self.capacity)
         ops: list[MemoryOp] = []
         if overflow > 0:
+            self.stored_priorities(state)  # one pass fills (and prunes) the cache
             now = _epoch(candidate.timestamp)
-            ranked = _weakest(state.records, overflow, lambda r: self.retention(r, now))
-            worst = self.retention(ranked[-1], now)
+            ranked = _weakest(
+                state.records, overflow, lambda r: self.retention(r, now, namespace=ns)
+            )
+            worst = self.retention(ranked[-1], now, namespace=ns)
+            cache = self.priorities.of(ns)
             for v in ranked:
-                self._priority.pop(v.id, None)
+                cache.pop(v.id, None)
             ops.append(
                 self.delete_op(
                     tuple(v.id for v in ranked),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from langchain_agentmem.policies.features import (
     text_features,
 )
 from langchain_agentmem.policies.heuristics import PriorityPolicy
-from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState
 
 FORMAT = "agentmem-policy"
 FORMAT_VERSION = 2
@@ -194,6 +195,7 @@ class LearnedPolicy(PriorityPolicy):
             raise InvalidInputError(f"layers must take {len(FEATURE_NAMES)} features")
         self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
         self.context = StreamContext()
+        self._context_lock = threading.Lock()
 
     def features(
         self,
@@ -211,7 +213,7 @@ class LearnedPolicy(PriorityPolicy):
         if context is None:
             context = self.observe(candidate, state)
         sims = np.array([s for _, s in state.neighbours[:3]], dtype=np.float32)
-        pri = self.stored_priorities(state.records) if priorities is None else priorities
+        pri = self.stored_priorities(state) if priorities is None else priorities
         obs = observation(
             text_features(candidate.text, candidate.metadata),
             context,
@@ -221,9 +223,10 @@ class LearnedPolicy(PriorityPolicy):
 
     def observe(self, candidate: Candidate, state: MemoryState) -> FloatArray:
         """Record ``candidate`` in the stream context and return its context features."""
-        if not self.context.known(candidate.namespace):
-            self.context.seed(candidate.namespace, (r.text for r in state.records))
-        return self.context.observe(candidate.namespace, candidate.thread, candidate.text)
+        with self._context_lock:
+            if not self.context.known(candidate.namespace):
+                self.context.seed(candidate.namespace, (r.text for r in state.records))
+            return self.context.observe(candidate.namespace, candidate.thread, candidate.text)
 
     def priority(
         self,
@@ -234,24 +237,21 @@ class LearnedPolicy(PriorityPolicy):
         obs = self.features(candidate, state, priorities)
         return priority_from(obs, forward(self.layers, obs))
 
-    def stored_priority(self, record: RecordStat) -> float:
-        cached = self._priority.get(record.id)
-        if cached is None:
-            # Not decided by this object (another process, a restart): score the text
-            # as if it arrived to a full memory of neutral records.
-            assert self.capacity is not None
-            obs = observation(
-                text_features(record.text),
-                NO_CONTEXT,
-                memory_features(
-                    self.capacity, self.capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)
-                ),
-            )
-            obs = np.clip(obs, -1.0, 1.0)
-            cached = priority_from(obs, forward(self.layers, obs))
-            self._priority[record.id] = cached
-        return cached
+    def record_priority(self, text: str, metadata: Mapping[str, Any]) -> float:
+        """A stored record's priority: its text scored as if offered to a full memory of
+        neutral records, with no stream context (the same in every process)."""
+        assert self.capacity is not None
+        obs = observation(
+            text_features(text, metadata),
+            NO_CONTEXT,
+            memory_features(
+                self.capacity, self.capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)
+            ),
+        )
+        obs = np.clip(obs, -1.0, 1.0)
+        return priority_from(obs, forward(self.layers, obs))
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
-        pri = self.stored_priorities(state.records)
-        return self.keep_or_skip(candidate, state, self.priority(candidate, state, pri), pri)
+        pri = self.stored_priorities(state)
+        score = self.priority(candidate, state, pri)
+        return self.keep_or_skip(candidate, state, score, pri, remember=score)

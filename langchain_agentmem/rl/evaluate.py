@@ -82,7 +82,7 @@ def replay(
             ops_count[op.kind.value] += 1
             if op.kind is OpKind.ADD:
                 content[cand.id] = i
-                stats[cand.id] = RecordStat(cand.id, when, when, None, 0, turn.text)
+                stats[cand.id] = RecordStat(cand.id, when, when, None, 0, turn.text, cand.metadata)
             elif op.kind is OpKind.DELETE:
                 for rid in op.record_ids:
                     content.pop(rid)
@@ -91,7 +91,9 @@ def replay(
                 for rid in op.record_ids:
                     content[rid] = i
                     old = stats[rid]
-                    stats[rid] = RecordStat(rid, old.created_at, when, None, 0, turn.text)
+                    stats[rid] = RecordStat(
+                        rid, old.created_at, when, None, 0, turn.text, cand.metadata
+                    )
     kept = np.array(sorted(set(content.values())), dtype=np.int64)
     return Replay(kept=kept, decide_ns=times, ops=ops_count)
 
