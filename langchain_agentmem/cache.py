@@ -337,10 +337,9 @@ class NamespaceCache:
             else:
                 self._hits += 1
                 self._views.move_to_end(namespace)
-        if view is None:
+        if view is None or not self.catch_up(namespace, view):
+            # Never cached, or erased by another process since: load it from the store.
             view = self._open(namespace)
-        else:
-            self.catch_up(namespace, view)
         self.keep(namespace, view)
         return view
 
@@ -367,7 +366,9 @@ class NamespaceCache:
             lock = self._lock_of(gone)
             if lock.acquire(blocking=False):
                 try:
-                    self.save_view(gone, dropped)
+                    # Caught up first: a record deleted elsewhere is not written to disk.
+                    if self.catch_up(gone, dropped):
+                        self.save_view(gone, dropped)
                 finally:
                     lock.release()
 
@@ -385,11 +386,17 @@ class NamespaceCache:
             view.last_seq = last_seq
         self.keep(namespace, view)
 
-    def catch_up(self, namespace: str, view: NamespaceView) -> None:
-        """Replay the store's changes made after ``view.last_seq`` into ``view``."""
+    def catch_up(self, namespace: str, view: NamespaceView) -> bool:
+        """Replay the store's changes made after ``view.last_seq`` into ``view``.
+
+        Returns:
+            False when the namespace was erased meanwhile: the view must be dropped whole.
+        """
         changes = self.backend.changes_since(namespace, view.last_seq)
         if not changes:
-            return
+            return True
+        if any(change.erased for change in changes):
+            return False
         touched: list[str] = []
         for change in changes:
             touched.extend(change.record_ids)
@@ -400,6 +407,34 @@ class NamespaceCache:
             if found is not None and found.namespace == namespace:
                 view.put(found)
         view.last_seq = changes[-1].seq
+        return True
+
+    def discard_saved(self, namespace: str) -> None:
+        """Remove the namespace's saved index, which holds a vector just updated or deleted.
+
+        Rewriting the file on every change would cost a full write per op; removed, it is
+        written again (without the old vector) by :meth:`save`.
+        """
+        if self.index_files is None:
+            return
+        try:
+            self.index_files.remove(namespace)
+        except OSError as exc:
+            warnings.warn(
+                f"could not remove the saved index of namespace {namespace!r} ({exc}); "
+                "it is rewritten on close",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+
+    def erase(self, namespace: str) -> int:
+        """Forget an erased namespace: its view and saved index files (returns how many).
+
+        Raises:
+            OSError: a saved file could not be removed.
+        """
+        self.discard(namespace)
+        return 0 if self.index_files is None else self.index_files.remove(namespace)
 
     def _open(self, namespace: str) -> NamespaceView:
         """Load a namespace from the store, reusing its saved dense index when it matches."""
@@ -449,14 +484,21 @@ class NamespaceCache:
         return view
 
     def save(self) -> None:
-        """Write the dense index of every namespace changed since it was last saved."""
+        """Write the dense index of every namespace changed since it was last saved.
+
+        Each view first catches up with the store, so a record another process deleted
+        (or a namespace it erased) is not written back to disk.
+        """
         if self.index_files is None:
             return
         with self._guard:
             views = list(self._views.items())
         for namespace, view in views:
             with self.lock(namespace):
-                self.save_view(namespace, view)
+                if self.catch_up(namespace, view):
+                    self.save_view(namespace, view)
+                else:
+                    self.discard(namespace)
 
     def save_view(self, namespace: str, view: NamespaceView) -> None:
         """Write ``view``'s dense index if it changed since it was last saved."""

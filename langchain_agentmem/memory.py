@@ -33,7 +33,12 @@ from langchain_agentmem.embeddings import (
     normalize,
     resolve_embeddings,
 )
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
+from langchain_agentmem.errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    RecordNotFoundError,
+    StoreError,
+)
 from langchain_agentmem.index import (
     HybridConfig,
     check_mode,
@@ -44,6 +49,7 @@ from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.types import (
     Candidate,
     Decision,
+    ErasedNamespace,
     MemoryOp,
     MemoryRecord,
     OpKind,
@@ -248,6 +254,9 @@ class AgentMemory:
                 raise
             if views:
                 self._cache.committed(namespace, views[0], seq)
+            if any(op.kind in (OpKind.UPDATE, OpKind.DELETE) for ops in out for op in ops):
+                # The saved index holds a vector just replaced or deleted: not on disk.
+                self._cache.discard_saved(namespace)
             return out
 
     def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
@@ -591,6 +600,40 @@ class AgentMemory:
     def namespaces(self) -> list[str]:
         """Namespaces that hold records or messages."""
         return self.backend.namespaces()
+
+    def delete_namespace(self, namespace: str) -> ErasedNamespace:
+        """Erase a user: every record, chat message, audit entry and saved index file.
+
+        Records, messages and audit entries go in one transaction; other namespaces are
+        untouched. Other processes drop their cached view of the namespace the next time
+        they touch it (the store's change log tells them). Deleting a namespace that holds
+        nothing is not an error: every count is zero.
+
+        Returns:
+            How many records, messages, audit entries and index files were removed.
+        """
+        namespace = check_name(namespace, what="namespace")
+        with self._cache.lock(namespace):
+            erased = self.backend.erase_namespace(namespace, at=time.time())
+            try:
+                files = self._cache.erase(namespace)
+            except OSError as exc:
+                raise StoreError(
+                    f"namespace {namespace!r} was erased from the store, but its saved index "
+                    f"could not be removed ({exc}); remove the store's '.indexes' folder (it "
+                    "is rebuilt from the store)"
+                ) from None
+        return ErasedNamespace(
+            namespace=namespace,
+            records=erased.records,
+            messages=erased.messages,
+            decisions=erased.decisions,
+            index_files=files,
+        )
+
+    async def adelete_namespace(self, namespace: str) -> ErasedNamespace:
+        """Async :meth:`delete_namespace`."""
+        return await asyncio.to_thread(self.delete_namespace, namespace)
 
     def search_by_vector(
         self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.backends.base import Backend
+from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.types import MemoryOp, OpKind
 
@@ -99,82 +99,101 @@ def apply_batch(
         Each item's ops as applied (embeddings dropped), and the change sequence of the
         last audit log entry written (0 if none).
     """
+    with backend.transaction() as tx:
+        return apply_batch_in(tx, namespace, batch, on_applied=on_applied)
+
+
+def apply_batch_in(
+    tx: Transaction,
+    namespace: str,
+    batch: Sequence[Sequence[MemoryOp] | Decide],
+    *,
+    on_applied: Applied | None = None,
+) -> tuple[list[list[MemoryOp]], int]:
+    """:func:`apply_batch` inside a transaction the caller opened (and commits or rolls back).
+
+    A record's text is kept in one place besides the record: the audit entry of the ADD or
+    UPDATE that stored it. When a record is updated or deleted, every earlier entry naming
+    it loses its text, so forgetting a record forgets it in the log too; NOOP and DELETE
+    entries never keep text.
+    """
     out: list[list[MemoryOp]] = []
     last_seq = 0
-    with backend.transaction() as tx:
-        tx.lock_namespace(namespace)
-        dims: int | None = None
-        for item in batch:
-            # The clock is read under the lock: records added without a timestamp are
-            # then dated in the order they commit, so "oldest" means first in (fifo, lru)
-            # even when writers in several processes queue for the lock.
-            now = time.time()
-            ops = list(item()) if callable(item) else list(item)
-            rids: list[int] = []
-            for op in ops:
-                if op.embedding is not None:
-                    # Checked before writing: one bad vector would poison the namespace's index.
-                    if dims is None:
-                        dims = tx.embedding_dimensions(namespace)
-                    dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
-                if op.kind is OpKind.ADD:
-                    (record_id,) = op.record_ids
-                    if op.text is None or op.embedding is None:
-                        raise InvalidInputError(
-                            f"ADD of {record_id!r} carries no text or embedding"
-                        )
-                    owner = tx.record_namespace(record_id)
-                    if owner is not None:
-                        raise InvalidInputError(
-                            f"record id {record_id!r} already exists"
-                            + (" in another namespace" if owner != namespace else "")
-                            + "; pass a new id, or update the existing record"
-                        )
-                    rids.append(
-                        tx.insert_record(
-                            record_id=record_id,
-                            namespace=namespace,
-                            thread=op.thread,
-                            text=op.text,
-                            metadata=dict(op.metadata or {}),
-                            embedding=op.embedding,
-                            created_at=to_epoch(op.timestamp, now),
-                        )
+    tx.lock_namespace(namespace)
+    dims: int | None = None
+    for item in batch:
+        # The clock is read under the lock: records added without a timestamp are
+        # then dated in the order they commit, so "oldest" means first in (fifo, lru)
+        # even when writers in several processes queue for the lock.
+        now = time.time()
+        ops = list(item()) if callable(item) else list(item)
+        rids: list[int] = []
+        for op in ops:
+            if op.embedding is not None:
+                # Checked before writing: one bad vector would poison the namespace's index.
+                if dims is None:
+                    dims = tx.embedding_dimensions(namespace)
+                dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
+            if op.kind is OpKind.ADD:
+                (record_id,) = op.record_ids
+                if op.text is None or op.embedding is None:
+                    raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
+                owner = tx.record_namespace(record_id)
+                if owner is not None:
+                    raise InvalidInputError(
+                        f"record id {record_id!r} already exists"
+                        + (" in another namespace" if owner != namespace else "")
+                        + "; pass a new id, or update the existing record"
                     )
-                elif op.kind is OpKind.UPDATE:
-                    if op.text is None or op.embedding is None:
-                        raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
-                    for record_id in op.record_ids:
-                        found = tx.update_record(
-                            record_id=record_id,
-                            namespace=namespace,
-                            text=op.text,
-                            metadata=None if op.metadata is None else dict(op.metadata),
-                            embedding=op.embedding,
-                            updated_at=now,
-                        )
-                        if not found:
-                            raise RecordNotFoundError(
-                                f"no record {record_id!r} in namespace {namespace!r}; "
-                                "list ids with records(namespace)"
-                            )
-                elif op.kind is OpKind.DELETE:
-                    for record_id in op.record_ids:
-                        if not tx.delete_record(record_id=record_id, namespace=namespace):
-                            raise RecordNotFoundError(
-                                f"no record {record_id!r} in namespace {namespace!r}; "
-                                "list ids with records(namespace)"
-                            )
-                last_seq = tx.log_decision(
-                    namespace=namespace,
-                    kind=op.kind,
-                    record_ids=op.record_ids,
-                    reason=op.reason,
-                    policy=op.policy,
-                    text=op.text,
-                    at=now,
+                created = to_epoch(op.timestamp, now)
+                rids.append(
+                    tx.insert_record(
+                        record_id=record_id,
+                        namespace=namespace,
+                        thread=op.thread,
+                        text=op.text,
+                        metadata=dict(op.metadata or {}),
+                        embedding=op.embedding,
+                        created_at=created,
+                        updated_at=to_epoch(op.updated_at, created),
+                    )
                 )
-            if on_applied is not None:
-                on_applied(ops, rids, now)
-            out.append([replace(op, embedding=None) for op in ops])
+            elif op.kind is OpKind.UPDATE:
+                if op.text is None or op.embedding is None:
+                    raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
+                for record_id in op.record_ids:
+                    found = tx.update_record(
+                        record_id=record_id,
+                        namespace=namespace,
+                        text=op.text,
+                        metadata=None if op.metadata is None else dict(op.metadata),
+                        embedding=op.embedding,
+                        updated_at=now,
+                    )
+                    if not found:
+                        raise RecordNotFoundError(
+                            f"no record {record_id!r} in namespace {namespace!r}; "
+                            "list ids with records(namespace)"
+                        )
+                tx.redact_text(namespace=namespace, record_ids=op.record_ids)
+            elif op.kind is OpKind.DELETE:
+                for record_id in op.record_ids:
+                    if not tx.delete_record(record_id=record_id, namespace=namespace):
+                        raise RecordNotFoundError(
+                            f"no record {record_id!r} in namespace {namespace!r}; "
+                            "list ids with records(namespace)"
+                        )
+                tx.redact_text(namespace=namespace, record_ids=op.record_ids)
+            last_seq = tx.log_decision(
+                namespace=namespace,
+                kind=op.kind,
+                record_ids=op.record_ids,
+                reason=op.reason,
+                policy=op.policy,
+                text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
+                at=now,
+            )
+        if on_applied is not None:
+            on_applied(ops, rids, now)
+        out.append([replace(op, embedding=None) for op in ops])
     return out, last_seq

@@ -69,6 +69,8 @@ class MemoryOp:
     """The embedding of ``text`` (ADD, UPDATE)."""
     policy: str = ""
     """Name of the policy that decided this op."""
+    updated_at: datetime | None = None
+    """When the text last changed (ADD of a restored record); defaults to ``timestamp``."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ class Decision:
     at: datetime
     """When the op was applied."""
     text: str | None = None
-    """The text involved (ADD / UPDATE / NOOP candidate), for reading the log."""
+    """The text an ADD / UPDATE stored, for reading the log; ``None`` once that record is
+    deleted or updated again, and for NOOP and DELETE entries (nothing of theirs is kept)."""
 
 
 @dataclass(frozen=True)
@@ -128,3 +131,18 @@ class MemoryState:
     """Stats of the stored records, oldest first (filled when the policy needs them)."""
     neighbours: tuple[tuple[str, float], ...] = ()
     """Ids of the records most similar to the candidate, with cosine similarity."""
+
+
+@dataclass(frozen=True)
+class ErasedNamespace:
+    """What :meth:`AgentMemory.delete_namespace` removed (all zero for an unknown namespace)."""
+
+    namespace: str
+    records: int = 0
+    """Long-term records deleted."""
+    messages: int = 0
+    """Chat messages deleted, over every thread."""
+    decisions: int = 0
+    """Audit log entries deleted."""
+    index_files: int = 0
+    """Saved index files deleted."""

@@ -36,6 +36,17 @@ class Change:
     seq: int
     kind: OpKind
     record_ids: tuple[str, ...]
+    erased: bool = False
+    """The whole namespace was erased here: drop every cached view of it."""
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What erasing a namespace removed from the store."""
+
+    records: int
+    messages: int
+    decisions: int
 
 
 class Transaction(abc.ABC):
@@ -56,8 +67,12 @@ class Transaction(abc.ABC):
         metadata: dict[str, Any],
         embedding: Vector,
         created_at: float,
+        updated_at: float | None = None,
     ) -> int:
-        """Insert a record; the id must not exist yet. Returns its store key (``rid``)."""
+        """Insert a record; the id must not exist yet (``updated_at`` defaults to created).
+
+        Returns its store key (``rid``).
+        """
 
     @abc.abstractmethod
     def update_record(
@@ -89,6 +104,16 @@ class Transaction(abc.ABC):
         at: float,
     ) -> int:
         """Append to the audit log; returns the change sequence number."""
+
+    @abc.abstractmethod
+    def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
+        """Drop the text of every audit entry naming one of ``record_ids``; returns how many."""
+
+    @abc.abstractmethod
+    def insert_messages(
+        self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
+    ) -> None:
+        """Append serialised messages to a thread with their own times (restoring an export)."""
 
     @abc.abstractmethod
     def record_namespace(self, record_id: str) -> str | None:
@@ -166,6 +191,19 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def threads(self, namespace: str) -> list[str]:
         """Threads of a namespace that hold messages."""
+
+    @abc.abstractmethod
+    def iter_messages(self, namespace: str) -> Iterator[tuple[str, str, float]]:
+        """Every message of a namespace as ``(thread, payload, created_at)``, in order."""
+
+    # -- erasure ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def erase_namespace(self, namespace: str, *, at: float) -> Erased:
+        """Delete a namespace's records, messages and audit entries in one transaction.
+
+        When anything was removed, an erasure marker (no text, no ids, not the namespace's
+        name) enters the change sequence so other processes drop their cached views.
+        """
 
     @abc.abstractmethod
     def close(self) -> None:

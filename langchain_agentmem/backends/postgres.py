@@ -17,6 +17,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
+from langchain_agentmem.backends.url import hide_secrets, redact_url
 from langchain_agentmem.errors import InvalidInputError, StoreError, UnknownStoreError
 
 _MIGRATIONS: dict[int, str] = {
@@ -69,10 +70,10 @@ def parse_url(url: str) -> tuple[str, str | None, str]:
 
     ``postgresql+psycopg://`` and ``postgres://`` are accepted as ``postgresql://``. A
     ``schema=NAME`` query parameter (not a libpq one) selects the schema holding the tables.
-    The printable URL hides the password.
+    The printable URL hides the password (in the user part or a ``password=`` parameter).
     """
     if not url.startswith(_SCHEMES):
-        raise UnknownStoreError(f"{url!r} is not a postgresql:// URL")
+        raise UnknownStoreError(f"{redact_url(url)!r} is not a postgresql:// URL")
     plain = "postgresql://" + url.split("://", 1)[1]
     parts = urlsplit(plain)
     query = parse_qsl(parts.query, keep_blank_values=True)
@@ -87,19 +88,13 @@ def parse_url(url: str) -> tuple[str, str | None, str]:
     try:
         params = conninfo_to_dict(rest)
     except psycopg.ProgrammingError as exc:
-        raise UnknownStoreError(f"cannot read store url {_hide_password(url)!r}: {exc}") from None
+        raise UnknownStoreError(
+            f"cannot read store url {redact_url(url)!r}: {hide_secrets(str(exc), url)}"
+        ) from None
     if schema is not None:
         options = str(params.get("options") or "")
         params["options"] = (options + f" -c search_path={schema}").strip()
-    return make_conninfo("", **params), schema, _hide_password(url)
-
-
-def _hide_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return make_conninfo("", **params), schema, redact_url(url)
 
 
 class PostgresBackend(SQLBackend):
@@ -133,10 +128,14 @@ class PostgresBackend(SQLBackend):
 
     placeholder = "%s"
 
+    def contains(self, column: str) -> str:
+        return f"strpos({column}, ?) > 0"
+
     def __init__(
         self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
     ) -> None:
         self._conninfo, self.schema, self.url = parse_url(url)
+        self._secret_source = url
         self._sizes = (min_size, max_size)
         self._timeout = timeout
         self._lock = threading.Lock()
@@ -188,7 +187,9 @@ class PostgresBackend(SQLBackend):
                 "pass a new id, or update the existing record"
             ) from None
         except psycopg.OperationalError as exc:
-            raise StoreError(f"store {self.url!r} failed: {exc}") from exc
+            raise StoreError(
+                f"store {self.url!r} failed: {hide_secrets(str(exc), self._secret_source)}"
+            ) from None
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
@@ -201,6 +202,9 @@ class PostgresBackend(SQLBackend):
         # most max_size - 1 of them at a time, so a reader always finds a free connection.
         with self._writers, self._connection() as conn, conn.transaction(), conn.cursor() as cur:
             yield cur
+
+    def __repr__(self) -> str:
+        return f"PostgresBackend({self.url!r})"
 
     def serialise_writers(self, cur: Cursor, key: str) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))

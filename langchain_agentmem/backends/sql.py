@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -11,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from langchain_agentmem.backends.base import Backend, Change, RecordRow, Transaction
+from langchain_agentmem.backends.base import Backend, Change, Erased, RecordRow, Transaction
 from langchain_agentmem.types import Decision, OpKind, Vector
 
 SCHEMA_VERSION = 1
@@ -21,6 +22,8 @@ RECORD_COLUMNS = (
     "last_accessed_at, access_count"
 )
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
+ERASE_KIND = "ERASE"
+"""Kind of the change-log entry that marks a namespace as erased (see :func:`erase_marker`)."""
 MAX_LIMIT = 2**62
 """Larger ``LIMIT`` values mean "all"; the drivers cannot bind them as 64-bit integers."""
 
@@ -51,6 +54,11 @@ def from_blob(blob: bytes | memoryview) -> Vector:
 def dump_json(value: Any) -> str:
     """JSON for storage; ASCII-escaped so any Python str (lone surrogates too) round-trips."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+
+
+def erase_marker(namespace: str) -> str:
+    """The namespace column of a namespace's erasure markers: a digest, not the name."""
+    return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
 
 
 def epoch_to_datetime(value: float) -> datetime:
@@ -106,6 +114,7 @@ class SQLTransaction(Transaction):
         metadata: dict[str, Any],
         embedding: Vector,
         created_at: float,
+        updated_at: float | None = None,
     ) -> int:
         self._serialise(namespace)
         cur = self._exec(
@@ -120,7 +129,7 @@ class SQLTransaction(Transaction):
                 dump_json(metadata),
                 self._b.blob(embedding),
                 created_at,
-                created_at,
+                created_at if updated_at is None else updated_at,
             ),
         )
         return int(cur.fetchone()[0])
@@ -183,6 +192,31 @@ class SQLTransaction(Transaction):
         )
         return int(cur.fetchone()[0])
 
+    def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
+        self._serialise(namespace)
+        redacted = 0
+        for record_id in dict.fromkeys(record_ids):
+            # The id as it appears inside the JSON list of record_ids, quotes included.
+            needle = json.dumps(record_id, ensure_ascii=True)
+            cur = self._exec(
+                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
+                f"AND text IS NOT NULL AND {self._b.contains('record_ids')}",
+                (namespace, needle),
+            )
+            redacted += max(cur.rowcount, 0)
+        return redacted
+
+    def insert_messages(
+        self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
+    ) -> None:
+        self._b.serialise_writers(self._cur, self._b.thread_key(namespace, thread))
+        for payload, at in zip(payloads, created_at, strict=True):
+            self._exec(
+                "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (namespace, thread, payload, at),
+            )
+
     def embedding_dimensions(self, namespace: str) -> int | None:
         self._serialise(namespace)
         row = self._exec(
@@ -206,6 +240,15 @@ class SQLBackend(Backend):
     def q(self, sql: str) -> str:
         """Adapt a query written with ``?`` markers to the driver's parameter style."""
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+
+    def contains(self, column: str) -> str:
+        """SQL true when ``column`` holds the next parameter as a substring (case-sensitive)."""
+        return f"instr({column}, ?) > 0"
+
+    @staticmethod
+    def thread_key(namespace: str, thread: str) -> str:
+        """The writer-lock key of a thread's message log."""
+        return f"messages:{len(namespace)}:{namespace}:{thread}"
 
     def blob(self, vector: Vector) -> Any:
         """The driver's value for an embedding column."""
@@ -311,17 +354,23 @@ class SQLBackend(Backend):
     # -- change sequence and audit log ---------------------------------------------------------
     def last_seq(self, namespace: str) -> int:
         row = self._fetchone(
-            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace = ?", (namespace,)
+            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace IN (?, ?)",
+            (namespace, erase_marker(namespace)),
         )
         return 0 if row is None or row[0] is None else int(row[0])
 
     def changes_since(self, namespace: str, seq: int) -> list[Change]:
         rows = self._fetchall(
             "SELECT seq, kind, record_ids FROM agentmem_decisions "
-            "WHERE namespace = ? AND seq > ? AND kind IN (?, ?, ?) ORDER BY seq",
-            (namespace, seq, *RECORD_CHANGING_KINDS),
+            "WHERE namespace IN (?, ?) AND seq > ? AND kind IN (?, ?, ?, ?) ORDER BY seq",
+            (namespace, erase_marker(namespace), seq, *RECORD_CHANGING_KINDS, ERASE_KIND),
         )
-        return [Change(int(r[0]), OpKind(r[1]), tuple(json.loads(r[2]))) for r in rows]
+        return [
+            Change(int(r[0]), OpKind.DELETE, (), erased=True)
+            if r[1] == ERASE_KIND
+            else Change(int(r[0]), OpKind(r[1]), tuple(json.loads(r[2])))
+            for r in rows
+        ]
 
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         cols = "seq, namespace, kind, record_ids, reason, policy, text, at"
@@ -360,7 +409,7 @@ class SQLBackend(Backend):
         now = time.time()
         with self._write() as cur:
             # One batch stays contiguous in the thread even with concurrent appenders.
-            self.serialise_writers(cur, f"messages:{len(namespace)}:{namespace}:{thread}")
+            self.serialise_writers(cur, self.thread_key(namespace, thread))
             for payload in payloads:
                 cur.execute(
                     self.q(
@@ -400,3 +449,33 @@ class SQLBackend(Backend):
             (namespace,),
         )
         return [r[0] for r in rows]
+
+    def iter_messages(self, namespace: str) -> Iterator[tuple[str, str, float]]:
+        rows = self._fetchall(
+            "SELECT thread, message, created_at FROM agentmem_messages WHERE namespace = ? "
+            "ORDER BY seq",
+            (namespace,),
+        )
+        return ((r[0], r[1], float(r[2])) for r in rows)
+
+    # -- erasure ---------------------------------------------------------------------------
+    def erase_namespace(self, namespace: str, *, at: float) -> Erased:
+        with self._write() as cur:
+            self.serialise_writers(cur, "records:" + namespace)
+            counts = []
+            for table in ("agentmem_records", "agentmem_messages", "agentmem_decisions"):
+                cur.execute(self.q(f"DELETE FROM {table} WHERE namespace = ?"), (namespace,))
+                counts.append(max(cur.rowcount, 0))
+            erased = Erased(records=counts[0], messages=counts[1], decisions=counts[2])
+            if any(counts):
+                # Processes holding a cached view learn of the erasure from this entry; it
+                # carries neither text nor ids, and names the namespace only by digest.
+                cur.execute(
+                    self.q(
+                        "INSERT INTO agentmem_decisions "
+                        "(namespace, kind, record_ids, reason, policy, text, at) "
+                        "VALUES (?, ?, '[]', 'namespace erased', 'user', NULL, ?)"
+                    ),
+                    (erase_marker(namespace), ERASE_KIND, at),
+                )
+            return erased

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
@@ -57,18 +58,25 @@ class SQLiteBackend(SQLBackend):
 
     One connection per backend, guarded by a lock so threads (and ``asyncio.to_thread``)
     can share it; other processes share the file through WAL and a busy timeout.
+
+    Deleted content is overwritten with zeros (``secure_delete``), and closing checkpoints
+    the write-ahead log into the file and truncates it, so nothing deleted stays readable in
+    the files. A new store file is created readable by its owner only (0600, in a 0700
+    folder when the folder is new too); SQLite gives its ``-wal`` and ``-shm`` files the
+    same mode.
     """
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = str(path)
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(self.path))
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
         )
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        self._conn.execute("PRAGMA secure_delete = ON")
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
@@ -129,4 +137,26 @@ class SQLiteBackend(SQLBackend):
         with self._lock:
             if not self._closed:
                 self._closed = True
+                # Old page images (deleted text among them) live in the WAL until a
+                # checkpoint; TRUNCATE leaves it empty. Busy (another process is reading):
+                # the last connection to close checkpoints and removes the WAL.
+                with suppress(sqlite3.Error):
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
+
+
+def _create_private(path: Path) -> None:
+    """Create the store file (0600) and any missing folders (0700) before SQLite opens it."""
+    missing = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        with suppress(FileExistsError):
+            new.mkdir(mode=0o700)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)

@@ -3,10 +3,55 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.errors import InvalidTypeError, UnknownStoreError
+
+_SECRET_PARAMS = ("password", "sslpassword")
+_SECRET_IN_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:ssl)?password=)[^&;#]*")
+MASK = "***"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords a store URL carries (user part and ``password=`` parameters)."""
+    secrets: list[str] = []
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            secrets += [parts.password, unquote(parts.password)]
+        for key, value in parse_qsl(parts.query, keep_blank_values=True):
+            if key.lower() in _SECRET_PARAMS and value:
+                secrets.append(value)
+        secrets += [m.group(0).split("=", 1)[1] for m in _SECRET_IN_QUERY.finditer(parts.query)]
+    except ValueError:
+        pass
+    # Longest first, so a secret that contains another is masked whole.
+    return sorted({s for s in secrets if s}, key=len, reverse=True)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its passwords replaced by ``***`` (for repr, logs and errors)."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            user, _, host = netloc.rpartition("@")
+            netloc = user.split(":", 1)[0] + ":" + MASK + "@" + host
+        query = _SECRET_IN_QUERY.sub(lambda m: m.group(1) + MASK, parts.query)
+        out = urlunsplit(parts._replace(netloc=netloc, query=query))
+    except ValueError:
+        out = url
+    return hide_secrets(out, url)
+
+
+def hide_secrets(text: str, url: str) -> str:
+    """``text`` (an error message, say) with every password of ``url`` masked."""
+    for secret in url_secrets(url):
+        text = text.replace(secret, MASK)
+    return text
 
 
 def agentmem_home() -> Path:
@@ -49,12 +94,12 @@ def open_backend(url: str | os.PathLike[str] | None) -> Backend:
         try:
             from langchain_agentmem.backends.postgres import PostgresBackend
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise UnknownStoreError(f"store url {url!r} needs psycopg: {exc}") from None
+            raise UnknownStoreError(f"store url {redact_url(url)!r} needs psycopg: {exc}") from None
         backend: Backend = PostgresBackend(url)
         return backend
     if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
         return SQLiteBackend(Path(url).expanduser())
     raise UnknownStoreError(
-        f"unknown store url {url!r}; use ':memory:', 'sqlite:///path/to/memory.db' or "
+        f"unknown store url {redact_url(url)!r}; use ':memory:', 'sqlite:///path/to/memory.db' or "
         "'postgresql://user@host/db'"
     )

@@ -46,6 +46,9 @@ class DenseIndex:
         self._index: faiss.Index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimensions))
         self._approximate = False
         self._gen: dict[int, int] = {}  # live key -> newest generation (HNSW only)
+        # Last generation ever used per key, removed keys included: a key removed and
+        # added again must not reuse the label of its dead entry (HNSW only).
+        self._last: dict[int, int] = {}
         self._dead = 0
 
     # -- state ---------------------------------------------------------------------------------
@@ -74,15 +77,15 @@ class DenseIndex:
             if len(self) > self.hnsw_threshold:
                 self._to_hnsw()
             return
-        if any(self._gen.get(int(rid)) == _GEN_MASK for rid in rids):
+        if any(self._last.get(int(rid)) == _GEN_MASK for rid in rids):
             self._compact()  # generations would wrap: start them afresh
         labels = []
         for rid in rids:
-            gen = self._gen.get(int(rid))
-            if gen is not None:
+            if int(rid) in self._gen:
                 self._dead += 1
-            gen = 0 if gen is None else (gen + 1) & _GEN_MASK
-            self._gen[int(rid)] = gen
+            last = self._last.get(int(rid))
+            gen = 0 if last is None else last + 1
+            self._gen[int(rid)] = self._last[int(rid)] = gen
             labels.append((int(rid) << GEN_BITS) | gen)
         self._index.add_with_ids(vectors, _ids(labels))  # type: ignore[call-arg]
         self._maybe_compact()
@@ -127,6 +130,7 @@ class DenseIndex:
         self._index = index
         self._approximate = True
         self._gen = {int(r): 0 for r in rids}
+        self._last = dict(self._gen)
         self._dead = 0
 
     def _maybe_compact(self) -> None:
@@ -136,6 +140,16 @@ class DenseIndex:
     def _compact(self) -> None:
         rids, vectors = self._live()
         self._build_hnsw(rids, vectors)
+
+    @property
+    def dead(self) -> int:
+        """HNSW entries kept for deleted or superseded vectors (always 0 when exact)."""
+        return self._dead if self._approximate else 0
+
+    def purge(self) -> None:
+        """Rebuild the HNSW graph without dead entries, so no old vector is kept (or saved)."""
+        if self._approximate and self._dead:
+            self._compact()
 
     # -- reads ---------------------------------------------------------------------------------
     def search(self, query: Vector, k: int) -> list[tuple[int, float]]:
@@ -185,6 +199,7 @@ class DenseIndex:
                 rid, gen = label >> GEN_BITS, label & _GEN_MASK
                 newest[rid] = max(newest.get(rid, -1), gen)
             self._gen = newest
+            self._last = dict(newest)
             self._dead = len(ids) - len(newest)
             inner.hnsw.efSearch = HNSW_EF_SEARCH
         elif not isinstance(inner, faiss.IndexFlatIP):

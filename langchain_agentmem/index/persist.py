@@ -1,5 +1,9 @@
 """Dense indexes saved next to the store: faiss's own format plus a JSON sidecar, no pickle.
 
+Files are named by a keyed digest of the namespace (the key lives in the folder), so a
+listing does not reveal who has memories; the folder is 0700 and every file in it 0600.
+Only live vectors are written: an HNSW graph drops its dead entries first.
+
 The store stays the source of truth. A saved index is used only when its sidecar matches
 (same namespace, dimensions, a change sequence the store has reached); the memory then
 replays the store's changes made after it and checks the keys against the store. Anything
@@ -9,6 +13,7 @@ else (missing, unreadable, from another store state) is rebuilt from the store.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -20,7 +25,10 @@ import faiss
 
 from langchain_agentmem.index.dense import DenseIndex
 
-FORMAT = 1
+FORMAT = 2
+_KEY_FILE = "names.key"
+_LEGACY_NAME = re.compile(r"^[A-Za-z0-9_-]{0,40}-[0-9a-f]{16}\.(faiss|json)$")
+"""Files named ``<namespace slug>-<digest>`` by earlier versions (they reveal the name)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,7 @@ class IndexFiles:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
+        self._key: bytes | None = None
 
     @classmethod
     def beside(cls, store_path: str | os.PathLike[str]) -> IndexFiles:
@@ -43,29 +52,74 @@ class IndexFiles:
         path = Path(store_path)
         return cls(path.with_name(path.name + ".indexes"))
 
-    def _stem(self, namespace: str) -> str:
-        slug = re.sub(r"[^A-Za-z0-9_-]+", "_", namespace)[:40]
-        digest = hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
-        return f"{slug}-{digest}"
+    def _prepare(self, *, create: bool) -> bool:
+        """Make the folder private and read its naming key; False when there is no folder."""
+        if self._key is not None:
+            return True
+        if not self.directory.is_dir():
+            if not create:
+                return False
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o700)
+        key_path = self.directory / _KEY_FILE
+        try:
+            fd = os.open(key_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            key = key_path.read_bytes()
+        else:
+            key = os.urandom(32)
+            with os.fdopen(fd, "wb") as out:
+                out.write(key)
+        if len(key) < 16:
+            # A key file being written by another process right now, or damaged: names
+            # from a new key only cost a rebuild.
+            raise OSError(f"index naming key {key_path} is unreadable; delete it")
+        for old in self.directory.iterdir():
+            if _LEGACY_NAME.match(old.name):
+                old.unlink(missing_ok=True)
+        self._key = key
+        return True
 
-    def paths(self, namespace: str) -> tuple[Path, Path]:
-        """The faiss file and the JSON sidecar of ``namespace``."""
+    def _stem(self, namespace: str) -> str:
+        assert self._key is not None  # set by _prepare
+        return hmac.new(self._key, namespace.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    def paths(self, namespace: str) -> tuple[Path, Path] | None:
+        """The faiss file and the JSON sidecar of ``namespace`` (``None``: no folder yet)."""
+        if not self._prepare(create=False):
+            return None
         stem = self._stem(namespace)
         return self.directory / f"{stem}.faiss", self.directory / f"{stem}.json"
 
     def any_file(self, namespace: str) -> bool:
         """Whether either file of ``namespace`` exists (one alone means the other was lost)."""
-        return any(path.exists() for path in self.paths(namespace))
+        paths = self.paths(namespace)
+        return paths is not None and any(path.exists() for path in paths)
+
+    def remove(self, namespace: str) -> int:
+        """Delete the saved files of ``namespace``; returns how many there were."""
+        paths = self.paths(namespace)
+        removed = 0
+        for path in paths or ():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed += 1
+        return removed
 
     def load(self, namespace: str, *, store_seq: int, dimensions: int) -> Loaded | str:
         """The saved index of ``namespace``, or why it cannot be used."""
-        index_path, meta_path = self.paths(namespace)
+        paths = self.paths(namespace)
+        if paths is None:
+            return "no saved index"
+        index_path, meta_path = paths
         if not meta_path.exists() or not index_path.exists():
             return "no saved index"
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             seq, dims = int(meta["seq"]), int(meta["dimensions"])
-            if meta.get("format") != FORMAT or meta.get("namespace") != namespace:
+            if meta.get("format") != FORMAT or meta.get("name") != index_path.stem:
                 return "the sidecar belongs to another format or namespace"
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return f"unreadable sidecar ({exc})"
@@ -84,11 +138,14 @@ class IndexFiles:
 
     def save(self, namespace: str, index: DenseIndex, seq: int) -> None:
         """Write the index and its sidecar (each atomically: temp file, then rename)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        index_path, meta_path = self.paths(namespace)
+        self._prepare(create=True)
+        paths = self.paths(namespace)
+        assert paths is not None  # the folder exists now
+        index_path, meta_path = paths
+        index.purge()
         meta = {
             "format": FORMAT,
-            "namespace": namespace,
+            "name": index_path.stem,
             "seq": seq,
             "dimensions": index.dimensions,
             "entries": int(index.faiss_index.ntotal),

@@ -44,7 +44,9 @@ def _fresh_answers(url: str, embeddings: SentenceTransformerEmbeddings) -> list[
 
 
 def _files(db_path: Path, namespace: str = "u") -> tuple[Path, Path]:
-    return IndexFiles.beside(db_path).paths(namespace)
+    paths = IndexFiles.beside(db_path).paths(namespace)
+    assert paths is not None, "no index folder"
+    return paths
 
 
 def test_saved_index_is_reused_without_warning(
@@ -53,7 +55,7 @@ def test_saved_index_is_reused_without_warning(
     index_file, sidecar = _files(db_path)
     assert index_file.exists() and sidecar.exists()
     meta = json.loads(sidecar.read_text())
-    assert meta["namespace"] == "u" and meta["dimensions"] == 384 and meta["seq"] > 0
+    assert meta["name"] == index_file.stem and meta["dimensions"] == 384 and meta["seq"] > 0
     expected = _fresh_answers(store, embeddings)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -1,0 +1,423 @@
+"""Forgetting that forgets: a deleted record, or a whole user, is unreadable afterwards.
+
+The SQLite tests read the store's files after close (database, WAL, shared memory, the
+saved index folder) for the deleted text and for the raw bytes of its embedding.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_agentmem import AgentMemory, OpKind
+from langchain_agentmem.backends.sql import SQLTransaction
+from langchain_agentmem.index import dense as dense_module
+from tests.stores import PG_URL, HashEmbeddings
+
+SECRET = "My bank PIN is 4921 and my locker code is ZEBRA-7731."
+NEW_TEXT = "The user asked to change the locker note to: no code any more."
+OTHERS = [
+    "Alice adopted a grey cat called Pixel.",
+    "Bob is training for the Berlin marathon.",
+    "The team offsite is in Lisbon in October.",
+]
+
+
+def _store_files(db_path: Path) -> list[Path]:
+    """Every file the store keeps: database, WAL, shared memory, saved indexes."""
+    files = [p for p in db_path.parent.glob(db_path.name + "*") if p.is_file()]
+    index_dir = db_path.with_name(db_path.name + ".indexes")
+    if index_dir.is_dir():
+        files += [p for p in index_dir.rglob("*") if p.is_file()]
+    return files
+
+
+def _found_in_files(db_path: Path, needle: bytes) -> list[str]:
+    return [p.name for p in _store_files(db_path) if needle in p.read_bytes()]
+
+
+def _vector_bytes(memory: AgentMemory, record_id: str) -> bytes:
+    embedding = memory.get(record_id).embedding
+    assert embedding is not None
+    return np.asarray(embedding, dtype="<f4").tobytes()
+
+
+@pytest.fixture(params=["exact", "hnsw"])
+def index_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Exact (flat) dense indexes, or HNSW graphs (which cannot delete in place)."""
+    if request.param == "hnsw":
+        monkeypatch.setattr(dense_module, "HNSW_THRESHOLD", 2)
+    return str(request.param)
+
+
+def test_deleted_record_leaves_no_text_or_vector_in_the_files(
+    db_path: Path, hash_embeddings: HashEmbeddings, index_kind: str
+) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add_many(OTHERS, namespace="u")
+        (op,) = mem.add(SECRET, namespace="u", thread="t1")
+        secret_id = op.record_ids[0]
+        secret_vector = _vector_bytes(mem, secret_id)
+        mem.search("PIN", namespace="u")  # the view is cached, so close() saves an index
+    # The test can see what it looks for: before the delete, text and vector are on disk.
+    assert _found_in_files(db_path, SECRET.encode())
+    assert any(p.suffix == ".faiss" for p in _store_files(db_path))
+    assert _found_in_files(db_path, secret_vector)
+
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.search("PIN", namespace="u")  # loads the saved index
+        mem.delete(secret_id, namespace="u")
+        log = mem.decisions("u")
+        assert [(d.kind, d.record_ids) for d in log if secret_id in d.record_ids] == [
+            (OpKind.ADD, (secret_id,)),
+            (OpKind.DELETE, (secret_id,)),
+        ]
+        assert all(d.text is None for d in log if secret_id in d.record_ids)
+        assert all(d.reason and d.policy for d in log)
+        assert {d.text for d in log if d.text} == set(OTHERS)
+
+    assert not _found_in_files(db_path, SECRET.encode())
+    assert not _found_in_files(db_path, b"4921")
+    assert not _found_in_files(db_path, secret_vector)
+    # What was not deleted is still there, and the index was written again.
+    assert _found_in_files(db_path, OTHERS[0].encode())
+    assert any(p.suffix == ".faiss" for p in _store_files(db_path))
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        assert {r.text for r in mem.records("u")} == set(OTHERS)
+        assert SECRET not in {h.text for h in mem.search("PIN locker", namespace="u", k=10)}
+
+
+def test_close_empties_the_wal_while_another_connection_stays_open(
+    db_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings) as other:
+        other.add(OTHERS[0], namespace="v")
+        with AgentMemory(url, embeddings=hash_embeddings) as mem:
+            (op,) = mem.add(SECRET, namespace="u")
+            mem.delete(op.record_ids[0])
+        # ``other`` still holds the file open, so SQLite keeps the WAL: close emptied it.
+        wal = db_path.with_name(db_path.name + "-wal")
+        assert wal.exists()
+        assert not _found_in_files(db_path, SECRET.encode())
+        assert other.records("v")[0].text == OTHERS[0]
+
+
+def test_update_leaves_no_old_text_or_vector_behind(
+    db_path: Path, hash_embeddings: HashEmbeddings, index_kind: str
+) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add_many(OTHERS, namespace="u")
+        (op,) = mem.add(SECRET, namespace="u")
+        rid = op.record_ids[0]
+        old_vector = _vector_bytes(mem, rid)
+        mem.search("PIN", namespace="u")
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.search("PIN", namespace="u")
+        mem.update(rid, NEW_TEXT, namespace="u")
+        entries = [d for d in mem.decisions("u") if rid in d.record_ids]
+        assert [(d.kind, d.text) for d in entries] == [
+            (OpKind.ADD, None),
+            (OpKind.UPDATE, NEW_TEXT),
+        ]
+    assert not _found_in_files(db_path, SECRET.encode())
+    assert not _found_in_files(db_path, old_vector)
+    assert _found_in_files(db_path, NEW_TEXT.encode())
+
+
+def test_noop_entries_keep_no_text(tmp_path: Path, hash_embeddings: HashEmbeddings) -> None:
+    with AgentMemory(
+        f"sqlite:///{tmp_path / 'n.db'}", embeddings=hash_embeddings, policy="novelty", capacity=5
+    ) as mem:
+        (added,) = mem.add(SECRET, namespace="u")
+        ops = mem.add(SECRET, namespace="u")  # a copy: skipped
+        assert [op.kind for op in ops] == [OpKind.NOOP] and ops[0].text == SECRET
+        assert [(d.kind, d.text) for d in mem.decisions("u")] == [
+            (OpKind.ADD, SECRET),
+            (OpKind.NOOP, None),
+        ]
+        mem.delete(added.record_ids[0])
+        assert all(d.text is None for d in mem.decisions("u"))
+
+
+def test_policy_evictions_redact_the_audit_log(hash_embeddings: HashEmbeddings) -> None:
+    with AgentMemory(":memory:", embeddings=hash_embeddings, policy="fifo", capacity=2) as mem:
+        texts = [f"Fact number {i}: {t}" for i, t in enumerate(OTHERS)]
+        for text in texts:
+            mem.add(text, namespace="u")
+        kept = {r.text for r in mem.records("u")}
+        assert kept == set(texts[1:])
+        assert {d.text for d in mem.decisions("u") if d.text} == kept
+
+
+# -- one transaction: a record and its audit entry ----------------------------------------
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+def test_record_and_audit_entry_commit_or_roll_back_together(
+    store_url: str, hash_embeddings: HashEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with AgentMemory(store_url, embeddings=hash_embeddings) as mem:
+        (kept,) = mem.add(OTHERS[0], namespace="u")
+        real_log = SQLTransaction.log_decision
+
+        def failing_log(self: SQLTransaction, **kwargs: object) -> int:
+            raise _Boom("the audit entry could not be written")
+
+        monkeypatch.setattr(SQLTransaction, "log_decision", failing_log)
+        with pytest.raises(_Boom):
+            mem.add(SECRET, namespace="u")
+        with pytest.raises(_Boom):
+            mem.delete(kept.record_ids[0], namespace="u")
+        with pytest.raises(_Boom):
+            mem.update(kept.record_ids[0], NEW_TEXT, namespace="u")
+        monkeypatch.setattr(SQLTransaction, "log_decision", real_log)
+
+        # Nothing of the failed writes landed: no record, no entry, no redaction.
+        assert [r.text for r in mem.records("u")] == [OTHERS[0]]
+        assert [(d.kind, d.text) for d in mem.decisions("u")] == [(OpKind.ADD, OTHERS[0])]
+        assert [h.text for h in mem.search("PIN", namespace="u", k=5)] == [OTHERS[0]]
+
+        # And a write that succeeds lands with its entry.
+        (op,) = mem.add(SECRET, namespace="u")
+        assert mem.get(op.record_ids[0]).text == SECRET
+        assert mem.decisions("u")[-1].record_ids == op.record_ids
+
+
+# -- erasing a user -------------------------------------------------------------------------
+
+
+def _fill(mem: AgentMemory, namespace: str, texts: list[str]) -> list[str]:
+    ids = [mem.add(t, namespace=namespace, thread="t1")[0].record_ids[0] for t in texts]
+    mem.add_messages(
+        [HumanMessage(texts[0]), AIMessage("Noted.")], namespace=namespace, thread="t1"
+    )
+    mem.add_messages([HumanMessage(texts[-1])], namespace=namespace, thread="t2")
+    return ids
+
+
+def test_delete_namespace_erases_one_user_only(
+    store_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    with AgentMemory(store_url, embeddings=hash_embeddings) as mem:
+        alice = _fill(mem, "alice", [SECRET, *OTHERS[:2]])
+        bob = _fill(mem, "bob", OTHERS)
+        mem.delete(bob[0], namespace="bob")
+        bob_log = mem.decisions("bob")
+        bob_messages = {t: mem.messages(namespace="bob", thread=t) for t in ("t1", "t2")}
+        mem.search("PIN", namespace="alice")
+
+        erased = mem.delete_namespace("alice")
+        assert (erased.namespace, erased.records, erased.messages, erased.decisions) == (
+            "alice",
+            3,
+            3,
+            3,
+        )
+        assert mem.records("alice") == [] and mem.decisions("alice") == []
+        assert mem.threads("alice") == [] and mem.messages(namespace="alice", thread="t1") == []
+        assert mem.search("PIN", namespace="alice") == []
+        assert "alice" not in mem.namespaces() and "bob" in mem.namespaces()
+        for rid in alice:
+            assert rid not in {r.id for r in mem.records("bob")}
+
+        assert [r.id for r in mem.records("bob")] == bob[1:]
+        assert mem.decisions("bob") == bob_log
+        assert {t: mem.messages(namespace="bob", thread=t) for t in ("t1", "t2")} == bob_messages
+        assert mem.search("marathon", namespace="bob", k=1)[0].text == OTHERS[1]
+
+        # Gone is gone: again, or a namespace that never existed, removes nothing.
+        again = mem.delete_namespace("alice")
+        assert (again.records, again.messages, again.decisions, again.index_files) == (0, 0, 0, 0)
+        never = mem.delete_namespace("nobody")
+        assert (never.records, never.messages, never.decisions, never.index_files) == (0, 0, 0, 0)
+
+        # The namespace can be used afresh.
+        (op,) = mem.add("A new beginning.", namespace="alice")
+        assert [r.id for r in mem.records("alice")] == list(op.record_ids)
+        assert [d.kind for d in mem.decisions("alice")] == [OpKind.ADD]
+
+
+async def test_adelete_namespace(hash_embeddings: HashEmbeddings) -> None:
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
+        await mem.aadd(SECRET, namespace="alice")
+        erased = await mem.adelete_namespace("alice")
+        assert (erased.records, erased.decisions) == (1, 1)
+        assert await mem.arecords("alice") == []
+
+
+def test_other_processes_caches_drop_an_erased_namespace(
+    shared_store_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    with (
+        AgentMemory(shared_store_url, embeddings=hash_embeddings) as reader,
+        AgentMemory(shared_store_url, embeddings=hash_embeddings) as eraser,
+    ):
+        eraser.add_many([SECRET, *OTHERS], namespace="alice")
+        eraser.add(OTHERS[0], namespace="bob")
+        assert SECRET in {h.text for h in reader.search("PIN", namespace="alice", k=5)}
+        reader.search("cat", namespace="bob")
+        eraser.delete_namespace("alice")
+        assert reader.search("PIN", namespace="alice", k=5) == []
+        (op,) = eraser.add("Alice starts over.", namespace="alice")
+        hits = reader.search("Alice starts over", namespace="alice", k=5)
+        assert [h.id for h in hits] == list(op.record_ids)
+        assert [h.text for h in reader.search("cat", namespace="bob", k=5)] == [OTHERS[0]]
+
+
+def test_delete_namespace_leaves_nothing_in_the_files(
+    db_path: Path, hash_embeddings: HashEmbeddings, index_kind: str
+) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        ids = _fill(mem, "alice", [SECRET, *OTHERS[:2]])
+        vectors = [_vector_bytes(mem, rid) for rid in ids]
+        _fill(mem, "bob", [OTHERS[2]])
+        mem.search("PIN", namespace="alice")
+        mem.search("Lisbon", namespace="bob")
+    assert _found_in_files(db_path, SECRET.encode())
+    index_dir = db_path.with_name(db_path.name + ".indexes")
+    files_before = {p.name for p in index_dir.iterdir()}
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        erased = mem.delete_namespace("alice")
+        assert erased.index_files == 2
+        assert mem.search("Lisbon", namespace="bob", k=1)[0].text == OTHERS[2]
+    for needle in [SECRET.encode(), OTHERS[0].encode(), OTHERS[1].encode(), *vectors]:
+        assert not _found_in_files(db_path, needle)
+    assert _found_in_files(db_path, OTHERS[2].encode())
+    assert len(files_before - {p.name for p in index_dir.iterdir()}) == 2
+
+
+@pytest.mark.postgres
+def test_postgres_keeps_no_row_with_forgotten_text(
+    pg_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    schema = pg_url.rsplit("schema=", 1)[1]
+
+    def rows_holding(text: str) -> int:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                    (schema,),
+                )
+            ]
+            assert {"agentmem_records", "agentmem_decisions", "agentmem_messages"} <= set(tables)
+            return sum(
+                conn.execute(
+                    psycopg.sql.SQL("SELECT count(*) FROM {}.{} t WHERE t::text LIKE %s").format(
+                        psycopg.sql.Identifier(schema), psycopg.sql.Identifier(table)
+                    ),
+                    (f"%{text}%",),
+                ).fetchone()[0]  # type: ignore[index]
+                for table in tables
+            )
+
+    with AgentMemory(pg_url, embeddings=hash_embeddings) as mem:
+        (op,) = mem.add(SECRET, namespace="u")
+        mem.add(OTHERS[0], namespace="u")
+        assert rows_holding("ZEBRA-7731") == 2  # the record and its ADD entry
+        mem.delete(op.record_ids[0])
+        assert rows_holding("ZEBRA-7731") == 0
+        assert rows_holding("grey cat") == 2
+
+        _fill(mem, "alice", [SECRET, OTHERS[1]])
+        assert rows_holding("ZEBRA-7731") > 0 and rows_holding("marathon") > 0
+        mem.delete_namespace("alice")
+        assert rows_holding("ZEBRA-7731") == 0 and rows_holding("marathon") == 0
+        assert rows_holding("grey cat") == 2
+
+
+# -- data at rest -----------------------------------------------------------------------------
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_store_files_are_private_and_index_names_anonymous(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    folder = tmp_path / "new" / "stores"
+    db_path = folder / "memory.db"
+    namespace = "alice.smith@example.com"
+    mem = AgentMemory(f"sqlite:///{db_path}", embeddings=hash_embeddings)
+    try:
+        mem.add(SECRET, namespace=namespace)
+        mem.search("PIN", namespace=namespace)
+        for path in _store_files(db_path):  # WAL and shared memory exist while open
+            assert _mode(path) == 0o600, path
+        assert {p.name for p in _store_files(db_path)} >= {"memory.db-wal", "memory.db-shm"}
+    finally:
+        mem.close()
+    assert _mode(folder) == 0o700 and _mode(folder.parent) == 0o700
+    index_dir = db_path.with_name("memory.db.indexes")
+    assert _mode(index_dir) == 0o700
+    files = list(index_dir.iterdir())
+    assert len(files) == 3  # index, sidecar, naming key
+    for path in files:
+        assert _mode(path) == 0o600, path
+        assert "alice" not in path.name and "example" not in path.name
+        assert b"alice" not in path.read_bytes()
+
+
+def test_old_index_names_that_reveal_namespaces_are_removed(
+    db_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    index_dir = db_path.with_name(db_path.name + ".indexes")
+    index_dir.mkdir(parents=True)
+    old = [index_dir / "alice-0123456789abcdef.faiss", index_dir / "alice-0123456789abcdef.json"]
+    for path in old:
+        path.write_bytes(b"old")
+    with AgentMemory(f"sqlite:///{db_path}", embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="alice")
+        mem.search("cat", namespace="alice")
+    assert not any(path.exists() for path in old)
+    assert not any("alice" in p.name for p in index_dir.iterdir())
+
+
+@pytest.fixture
+def pg_password_url(pg_url: str) -> Iterator[str]:
+    """The test database with a password in the user part and as a parameter (trust auth)."""
+    yield pg_url.replace("postgres@", "postgres:hunter2-user@", 1) + "&password=hunter2-param"
+
+
+@pytest.mark.postgres
+def test_passwords_are_masked_in_repr_and_errors(
+    pg_password_url: str, hash_embeddings: HashEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    from langchain_agentmem.backends.postgres import PostgresBackend
+    from langchain_agentmem.errors import AgentMemoryError
+
+    with AgentMemory(pg_password_url, embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="u")
+        shown = repr(mem) + mem.url + repr(mem.backend)
+        assert "hunter2" not in shown and "***" in shown
+    messages = []
+    bad_urls = [
+        pg_password_url + "&no_such_option=1",  # refused while parsing
+        "mysql://root:hunter2-mysql@db/app",  # an unknown scheme
+    ]
+    for url in bad_urls:
+        with pytest.raises(AgentMemoryError) as info:
+            AgentMemory(url, embeddings=hash_embeddings)
+        messages.append(str(info.value))
+    unreachable = pg_password_url.replace("5432", "1", 1) + "&connect_timeout=1"
+    with pytest.raises(AgentMemoryError) as info:
+        PostgresBackend(unreachable, timeout=1.5)
+    messages.append(str(info.value))
+    messages += [record.getMessage() for record in caplog.records]
+    assert all("hunter2" not in message for message in messages), messages
+    assert all("***" in message for message in messages[:3]), messages
