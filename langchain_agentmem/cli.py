@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -17,6 +19,138 @@ def _chat(args: argparse.Namespace) -> int:
     from langchain_agentmem.chat import main_chat
 
     return main_chat(store=args.store, user=args.user, thread=args.thread, k=args.k)
+
+
+def _existing_store(url: str | None, command: str) -> str | None:
+    """Refuse to create a SQLite file just to read or erase it; ``None`` when all is well."""
+    from langchain_agentmem.backends.url import default_store_url
+
+    url = default_store_url() if url is None else url
+    path = None
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        path = url[len("sqlite:///") :]
+    elif "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
+        path = url
+    if path is not None and not Path(path).expanduser().exists():
+        return f"agentmem {command}: no store at {path!r}; pass --store with the store's URL"
+    return None
+
+
+def _export(args: argparse.Namespace) -> int:
+    from langchain_agentmem.errors import AgentMemoryError
+    from langchain_agentmem.memory import AgentMemory
+
+    problem = _existing_store(args.store, "export")
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    try:
+        with AgentMemory(args.store, persist_indexes=False) as memory:
+            out = sys.stdout if args.out == "-" else args.out
+            summary = memory.export_namespace(
+                args.user, out, embeddings=args.embeddings, progress=sys.stderr.isatty()
+            )
+    except (AgentMemoryError, OSError) as exc:
+        print(f"agentmem export: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"exported {summary.records} records and {summary.messages} messages of "
+        f"{summary.namespace!r} to {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from langchain_agentmem.errors import AgentMemoryError
+    from langchain_agentmem.memory import AgentMemory
+
+    try:
+        with AgentMemory(args.store) as memory:
+            source = sys.stdin if args.input == "-" else args.input
+            summary = memory.import_namespace(
+                source, namespace=args.user, progress=sys.stderr.isatty()
+            )
+    except (AgentMemoryError, OSError) as exc:
+        print(f"agentmem import: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"imported {summary.records} records ({summary.skipped} already there, "
+        f"{summary.reembedded} re-embedded) and {summary.messages} messages into "
+        f"{summary.namespace!r}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from langchain_agentmem.backends.url import default_store_url, redact_url
+    from langchain_agentmem.errors import AgentMemoryError
+    from langchain_agentmem.memory import AgentMemory
+
+    shown = redact_url(default_store_url() if args.store is None else args.store)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(
+                f"agentmem forget: refusing to erase {args.user!r} from {shown} without "
+                "--yes (no terminal to confirm on); nothing was erased",
+                file=sys.stderr,
+            )
+            return 2
+        answer = input(
+            f"Erase everything stored for {args.user!r} in {shown} (records, messages, "
+            "audit log, saved indexes)? This cannot be undone. [y/N] "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("agentmem forget: nothing was erased", file=sys.stderr)
+            return 1
+    problem = _existing_store(args.store, "forget")
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    try:
+        with AgentMemory(args.store) as memory:
+            erased = memory.delete_namespace(args.user)
+    except AgentMemoryError as exc:
+        print(f"agentmem forget: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"erased {erased.namespace!r} from {shown}: {erased.records} records, "
+        f"{erased.messages} messages, {erased.decisions} audit entries, "
+        f"{erased.index_files} index files"
+    )
+    return 0
+
+
+def _add_privacy_parsers(sub: Any) -> None:
+    export = sub.add_parser(
+        "export", help="write a user's records and messages to a JSON Lines file"
+    )
+    export.add_argument(
+        "--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)"
+    )
+    export.add_argument("--user", required=True, help="whose memory (namespace)")
+    export.add_argument("--out", required=True, help="file to write ('-': standard output)")
+    export.add_argument(
+        "--embeddings", action="store_true", help="include embeddings (else import re-embeds)"
+    )
+    export.set_defaults(func=_export)
+
+    imp = sub.add_parser("import", help="read an export back (one transaction; twice adds nothing)")
+    imp.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    imp.add_argument("--in", dest="input", required=True, help="export file ('-': standard input)")
+    imp.add_argument("--user", default=None, help="namespace to import into (default: the file's)")
+    imp.set_defaults(func=_import)
+
+    forget = sub.add_parser(
+        "forget", help="erase a user: records, messages, audit entries, saved indexes"
+    )
+    forget.add_argument(
+        "--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)"
+    )
+    forget.add_argument("--user", required=True, help="whose memory (namespace)")
+    forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    forget.set_defaults(func=_forget)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--thread", default="chat", help="conversation id (a new one starts fresh)")
     chat.add_argument("--k", type=int, default=4, help="memories recalled per turn")
     chat.set_defaults(func=_chat)
+
+    _add_privacy_parsers(sub)
 
     from langchain_agentmem.bench.cli import add_bench_parser
 

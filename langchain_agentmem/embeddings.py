@@ -133,6 +133,24 @@ def resolve_embeddings(embeddings: Embeddings | str | os.PathLike[str] | None) -
     )
 
 
+def embedding_model_name(embeddings: Embeddings) -> str:
+    """A name for the model behind ``embeddings``: equal names mean comparable vectors.
+
+    The bundled model is ``sentence-transformers/all-MiniLM-L6-v2``; another local model is
+    named by its folder; any other ``Embeddings`` by its class and its ``model`` (or
+    ``model_name``) attribute.
+    """
+    if isinstance(embeddings, SentenceTransformerEmbeddings):
+        path = Path(embeddings.model_path)
+        if path == default_model_path():
+            return "sentence-transformers/all-MiniLM-L6-v2"
+        return f"sentence-transformers/{path.name}"
+    cls = type(embeddings)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    return f"{name}:{model}" if isinstance(model, str) else name
+
+
 def normalize(matrix: Any) -> Vector:
     """Return a float32 2-D array with unit-length rows (zero rows stay zero)."""
     arr = np.asarray(matrix, dtype=np.float32)

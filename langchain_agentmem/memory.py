@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -46,6 +46,12 @@ from langchain_agentmem.index import (
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.ops import Decide, apply_batch
 from langchain_agentmem.policies import MemoryPolicy, make_policy
+from langchain_agentmem.transfer import (
+    ExportSummary,
+    ImportSummary,
+    export_namespace,
+    import_namespace,
+)
 from langchain_agentmem.types import (
     Candidate,
     Decision,
@@ -634,6 +640,73 @@ class AgentMemory:
     async def adelete_namespace(self, namespace: str) -> ErasedNamespace:
         """Async :meth:`delete_namespace`."""
         return await asyncio.to_thread(self.delete_namespace, namespace)
+
+    def export_namespace(
+        self,
+        namespace: str,
+        out: str | os.PathLike[str] | IO[str],
+        *,
+        embeddings: bool = False,
+        progress: bool = False,
+    ) -> ExportSummary:
+        """Write a user's records and chat messages to a JSON Lines file.
+
+        The format (a versioned header, then one line per record and message) is described
+        in :mod:`langchain_agentmem.transfer`. A path is created readable by its owner only.
+
+        Args:
+            namespace: The user to export.
+            out: A file path or an open text file.
+            embeddings: Also write each record's embedding (else an import re-embeds).
+            progress: Show a progress bar on stderr.
+        """
+        return export_namespace(self, namespace, out, embeddings=embeddings, progress=progress)
+
+    async def aexport_namespace(
+        self,
+        namespace: str,
+        out: str | os.PathLike[str] | IO[str],
+        *,
+        embeddings: bool = False,
+        progress: bool = False,
+    ) -> ExportSummary:
+        """Async :meth:`export_namespace`."""
+        return await asyncio.to_thread(
+            self.export_namespace, namespace, out, embeddings=embeddings, progress=progress
+        )
+
+    def import_namespace(
+        self,
+        source: str | os.PathLike[str] | IO[str],
+        *,
+        namespace: str | None = None,
+        progress: bool = False,
+    ) -> ImportSummary:
+        """Import a file written by :meth:`export_namespace`, in one transaction.
+
+        Record ids are kept; records already here (by id) and messages already in their
+        thread are not added again, so importing twice adds nothing. Records are re-embedded
+        with this memory's model when the file has no embeddings or another model made
+        them. A malformed line (named by number) or a newer format imports nothing.
+
+        Args:
+            source: A file path or an open text file.
+            namespace: The user to import into (default: the one in the file).
+            progress: Show progress bars on stderr.
+        """
+        return import_namespace(self, source, namespace=namespace, progress=progress)
+
+    async def aimport_namespace(
+        self,
+        source: str | os.PathLike[str] | IO[str],
+        *,
+        namespace: str | None = None,
+        progress: bool = False,
+    ) -> ImportSummary:
+        """Async :meth:`import_namespace`."""
+        return await asyncio.to_thread(
+            self.import_namespace, source, namespace=namespace, progress=progress
+        )
 
     def search_by_vector(
         self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5

@@ -110,6 +110,10 @@ class Transaction(abc.ABC):
         """Drop the text of every audit entry naming one of ``record_ids``; returns how many."""
 
     @abc.abstractmethod
+    def thread_messages(self, *, namespace: str, thread: str) -> list[str]:
+        """A thread's serialised messages, read after taking the thread's writer lock."""
+
+    @abc.abstractmethod
     def insert_messages(
         self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
     ) -> None:

@@ -201,15 +201,29 @@ class SQLTransaction(Transaction):
             cur = self._exec(
                 "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
                 f"AND text IS NOT NULL AND {self._b.contains('record_ids')}",
-                (namespace, needle),
+                (namespace, self._b.contains_param(needle)),
             )
             redacted += max(cur.rowcount, 0)
         return redacted
 
+    def _serialise_thread(self, namespace: str, thread: str) -> None:
+        key = self._b.thread_key(namespace, thread)
+        if key not in self._serialised:
+            self._b.serialise_writers(self._cur, key)
+            self._serialised.add(key)
+
+    def thread_messages(self, *, namespace: str, thread: str) -> list[str]:
+        self._serialise_thread(namespace, thread)
+        rows = self._exec(
+            "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? ORDER BY seq",
+            (namespace, thread),
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def insert_messages(
         self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
     ) -> None:
-        self._b.serialise_writers(self._cur, self._b.thread_key(namespace, thread))
+        self._serialise_thread(namespace, thread)
         for payload, at in zip(payloads, created_at, strict=True):
             self._exec(
                 "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
@@ -242,8 +256,12 @@ class SQLBackend(Backend):
         return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
 
     def contains(self, column: str) -> str:
-        """SQL true when ``column`` holds the next parameter as a substring (case-sensitive)."""
+        """SQL true when ``column`` holds a substring (case-sensitive; see contains_param)."""
         return f"instr({column}, ?) > 0"
+
+    def contains_param(self, needle: str) -> str:
+        """The parameter :meth:`contains` compares with, for the substring ``needle``."""
+        return needle
 
     @staticmethod
     def thread_key(namespace: str, thread: str) -> str:

@@ -34,6 +34,9 @@ def url_secrets(url: str) -> list[str]:
 
 def redact_url(url: str) -> str:
     """``url`` with its passwords replaced by ``***`` (for repr, logs and errors)."""
+    secrets = url_secrets(url)
+    if not secrets:
+        return url
     try:
         parts = urlsplit(url)
         netloc = parts.netloc

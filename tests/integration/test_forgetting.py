@@ -133,6 +133,20 @@ def test_update_leaves_no_old_text_or_vector_behind(
     assert _found_in_files(db_path, NEW_TEXT.encode())
 
 
+def test_redaction_matches_record_ids_exactly(
+    store_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    # Ids with LIKE wildcards, quotes, backslashes and case variants: only the named one goes.
+    ids = ["a_%!b", "aX%!b", "A_%!B", 'q"\\', "q", "a_%!b2"]
+    with AgentMemory(store_url, embeddings=hash_embeddings) as mem:
+        for i, rid in enumerate(ids):
+            mem.add(f"note {i} {OTHERS[i % 3]}", namespace="u", record_id=rid)
+        mem.delete("a_%!b", namespace="u")
+        mem.delete('q"\\', namespace="u")
+        kept = {d.record_ids[0]: d.text for d in mem.decisions("u") if d.kind is OpKind.ADD}
+        assert [rid for rid, text in kept.items() if text is None] == ["a_%!b", 'q"\\']
+
+
 def test_noop_entries_keep_no_text(tmp_path: Path, hash_embeddings: HashEmbeddings) -> None:
     with AgentMemory(
         f"sqlite:///{tmp_path / 'n.db'}", embeddings=hash_embeddings, policy="novelty", capacity=5

@@ -1,0 +1,450 @@
+"""Export a user's memory to JSON Lines and import it back (a backup, a move, a hand-over).
+
+The file starts with a header line, then one line per record and per chat message::
+
+    {"format": "langchain-agentmem", "version": 1, "namespace": "alice",
+     "embedding_model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384,
+     "embeddings": false, "exported_at": "2026-...+00:00", "records": 2, "messages": 3}
+    {"type": "record", "id": "...", "thread": "t1", "role": "human", "text": "...",
+     "metadata": {...}, "created_at": "...+00:00", "updated_at": "...+00:00"}
+    {"type": "message", "thread": "t1", "created_at": "...+00:00", "message": {...}}
+
+Times are ISO 8601 in UTC. ``embedding`` (base64 of little-endian float32) is written only
+when asked for; an import re-embeds the records whose file carries no embedding or whose
+embeddings came from another model. Importing keeps record ids, adds nothing that is
+already there (records by id, messages already in their thread), and writes everything
+in one transaction: a bad line imports nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.messages import messages_from_dict
+
+from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.embeddings import embed_texts, embedding_model_name
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.ops import apply_ops_in
+from langchain_agentmem.types import MemoryOp, OpKind, Vector
+from langchain_agentmem.validation import (
+    check_metadata,
+    check_name,
+    check_optional_name,
+    check_record_id,
+    check_text,
+)
+
+if TYPE_CHECKING:
+    from langchain_agentmem.memory import AgentMemory
+
+FORMAT = "langchain-agentmem"
+FORMAT_VERSION = 1
+IMPORT_POLICY = "import"
+"""Policy name logged for records an import added."""
+EMBED_BATCH = 256
+
+Source = str | os.PathLike[str] | IO[str]
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote."""
+
+    namespace: str
+    records: int
+    messages: int
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import added (records already present by id are ``skipped``)."""
+
+    namespace: str
+    records: int
+    skipped: int
+    messages: int
+    reembedded: int
+
+
+@dataclass(frozen=True)
+class _Record:
+    line: int
+    id: str
+    text: str
+    thread: str | None
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    embedding: Vector | None
+
+
+def _iso(epoch: float) -> str:
+    return epoch_to_datetime(epoch).isoformat()
+
+
+def _progress(total: int, enabled: bool, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="line", file=sys.stderr)
+
+
+@contextmanager
+def _open_out(out: Source) -> Iterator[IO[str]]:
+    if isinstance(out, (str, os.PathLike)):
+        # Personal data: readable by its owner only, like the store itself.
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+    else:
+        yield out
+
+
+def export_namespace(
+    memory: AgentMemory,
+    namespace: str,
+    out: Source,
+    *,
+    embeddings: bool = False,
+    progress: bool = False,
+) -> ExportSummary:
+    """Write ``namespace``'s records and chat messages to ``out`` as JSON Lines.
+
+    Args:
+        memory: The memory to read.
+        namespace: The user to export.
+        out: A file path (created 0600) or an open text file.
+        embeddings: Also write each record's embedding.
+        progress: Show a progress bar on stderr.
+    """
+    namespace = check_name(namespace, what="namespace")
+    backend = memory.backend
+    rows = list(backend.iter_records(namespace))
+    messages = list(backend.iter_messages(namespace))
+    dims = int(rows[0].embedding.shape[0]) if rows else None
+    header = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "namespace": namespace,
+        "embedding_model": embedding_model_name(memory.embeddings),
+        "dimensions": dims,
+        "embeddings": bool(embeddings),
+        "exported_at": datetime.now(timezone.utc).isoformat(),
+        "records": len(rows),
+        "messages": len(messages),
+    }
+    with _open_out(out) as handle, _progress(len(rows) + len(messages), progress, "export") as bar:
+        handle.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for row in rows:
+            role = row.metadata.get("role")
+            line: dict[str, Any] = {
+                "type": "record",
+                "id": row.id,
+                "thread": row.thread,
+                "role": role if isinstance(role, str) else None,
+                "text": row.text,
+                "metadata": row.metadata,
+                "created_at": _iso(row.created_at),
+                "updated_at": _iso(row.updated_at),
+                # Record expiry, once records carry one, belongs here ("expires_at").
+            }
+            if embeddings:
+                vector = np.asarray(row.embedding, dtype="<f4").tobytes()
+                line["embedding"] = base64.b64encode(vector).decode("ascii")
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            bar.update(1)
+        for thread, payload, created_at in messages:
+            message_line = {
+                "type": "message",
+                "thread": thread,
+                "created_at": _iso(created_at),
+                "message": json.loads(payload),
+            }
+            handle.write(json.dumps(message_line, ensure_ascii=False) + "\n")
+            bar.update(1)
+    return ExportSummary(namespace=namespace, records=len(rows), messages=len(messages))
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+class _Lines:
+    """Numbered, parsed lines of an export, with errors that name the line."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, number: int, problem: str) -> InvalidInputError:
+        return InvalidInputError(f"{self.name} line {number}: {problem}; nothing was imported")
+
+    def parse(self, number: int, raw: str) -> dict[str, Any]:
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise self.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise self.fail(number, f"expected a JSON object, got {type(value).__name__}")
+        return value
+
+    def time(self, number: int, value: object, what: str) -> datetime:
+        if not isinstance(value, str):
+            raise self.fail(number, f"{what} must be an ISO 8601 time string, got {value!r:.60}")
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise self.fail(number, f"{what} {value!r:.60} is not an ISO 8601 time") from None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+    @contextmanager
+    def checking(self, number: int) -> Iterator[None]:
+        """Turn the package's input errors into ones that name the line."""
+        try:
+            yield
+        except (InvalidInputError, TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidInputError) and f"{self.name} line" in str(exc):
+                raise
+            raise self.fail(number, str(exc)) from None
+
+
+def _read_header(lines: _Lines, first: tuple[int, str] | None) -> dict[str, Any]:
+    if first is None:
+        raise InvalidInputError(f"{lines.name} is empty; expected an agentmem export")
+    number, raw = first
+    header = lines.parse(number, raw)
+    if header.get("format") != FORMAT:
+        raise lines.fail(
+            number,
+            f"not an agentmem export (its first line must be a header with format {FORMAT!r})",
+        )
+    version = header.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise lines.fail(number, f"header version {version!r} is not a format version")
+    if version > FORMAT_VERSION:
+        raise InvalidInputError(
+            f"{lines.name} is export format version {version}, newer than this "
+            f"langchain-agentmem reads ({FORMAT_VERSION}); upgrade the package to import it"
+        )
+    return header
+
+
+def _record(lines: _Lines, number: int, line: dict[str, Any], dims: int | None) -> _Record:
+    with lines.checking(number):
+        metadata = check_metadata(line.get("metadata"))
+        role = line.get("role")
+        if isinstance(role, str) and "role" not in metadata:
+            metadata["role"] = role
+        vector = None
+        encoded = line.get("embedding")
+        if encoded is not None:
+            try:
+                raw = base64.b64decode(str(encoded), validate=True)
+            except (binascii.Error, ValueError):
+                raise lines.fail(number, "embedding is not base64") from None
+            vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+            if len(raw) % 4 or (dims is not None and vector.shape[0] != dims):
+                raise lines.fail(number, f"embedding does not hold {dims} float32 values")
+            if not np.isfinite(vector).all():
+                raise lines.fail(number, "embedding holds NaN or infinite values")
+        return _Record(
+            line=number,
+            id=check_record_id(line.get("id")),
+            text=check_text(line.get("text")),
+            thread=check_optional_name(line.get("thread"), what="thread"),
+            metadata=metadata,
+            created_at=lines.time(number, line.get("created_at"), "created_at"),
+            updated_at=lines.time(
+                number, line.get("updated_at", line.get("created_at")), "updated_at"
+            ),
+            embedding=vector,
+        )
+
+
+def _message(lines: _Lines, number: int, line: dict[str, Any]) -> tuple[str, str, float]:
+    with lines.checking(number):
+        thread = check_name(line.get("thread"), what="thread")
+        message = line.get("message")
+        if not isinstance(message, dict):
+            raise lines.fail(number, "message must be a LangChain message dict")
+        try:
+            messages_from_dict([message])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise lines.fail(number, f"message is not a LangChain message ({exc})") from None
+        at = lines.time(number, line.get("created_at"), "created_at")
+        return thread, dump_json(message), at.timestamp()
+
+
+def _numbered(handle: Iterable[str]) -> Iterator[tuple[int, str]]:
+    for number, raw in enumerate(handle, start=1):
+        if raw.strip():
+            yield number, raw
+
+
+def read_export(
+    source: Source,
+) -> tuple[dict[str, Any], list[_Record], list[tuple[str, str, float]]]:
+    """Parse and check a whole export (nothing is written); errors name the line."""
+    if isinstance(source, (str, os.PathLike)):
+        name = str(source)
+        try:
+            handle: IO[str] = open(source, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read export {name!r}: {exc.strerror}") from None
+    else:
+        name, handle = getattr(source, "name", "<export>"), source
+    lines = _Lines(str(name))
+    try:
+        numbered = _numbered(handle)
+        header = _read_header(lines, next(numbered, None))
+        dims = header.get("dimensions")
+        dims = dims if isinstance(dims, int) and not isinstance(dims, bool) else None
+        records: list[_Record] = []
+        messages: list[tuple[str, str, float]] = []
+        seen: dict[str, int] = {}
+        for number, raw in numbered:
+            line = lines.parse(number, raw)
+            kind = line.get("type")
+            if kind == "record":
+                record = _record(lines, number, line, dims)
+                if record.id in seen:
+                    raise lines.fail(
+                        number,
+                        f"record id {record.id!r} already appeared on line {seen[record.id]}",
+                    )
+                seen[record.id] = number
+                records.append(record)
+            elif kind == "message":
+                messages.append(_message(lines, number, line))
+            else:
+                raise lines.fail(
+                    number, f"unknown line type {kind!r}; expected 'record' or 'message'"
+                )
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"{name} is not UTF-8 text ({exc.reason}); nothing was imported"
+        ) from None
+    finally:
+        if isinstance(source, (str, os.PathLike)):
+            handle.close()
+    return header, records, messages
+
+
+def import_namespace(
+    memory: AgentMemory,
+    source: Source,
+    *,
+    namespace: str | None = None,
+    progress: bool = False,
+) -> ImportSummary:
+    """Import an export into ``memory`` (see the module docstring for the format).
+
+    Args:
+        memory: The memory to write to.
+        source: A file path or an open text file.
+        namespace: The user to import into (default: the one named in the file).
+        progress: Show progress bars on stderr (embedding, writing).
+
+    Raises:
+        InvalidInputError: a malformed line (named by number), an export of a newer
+            format, or a thread that already holds a different conversation. Nothing is
+            imported then.
+    """
+    header, records, messages = read_export(source)
+    target = check_name(
+        namespace if namespace is not None else header.get("namespace"), what="namespace"
+    )
+    same_model = header.get("embedding_model") == embedding_model_name(memory.embeddings)
+    todo = [r for r in records if r.embedding is None or not same_model]
+    vectors: dict[str, Vector] = {r.id: r.embedding for r in records if r.embedding is not None}
+    with _progress(len(todo), progress and bool(todo), "embed") as bar:
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            for record, vector in zip(
+                batch, embed_texts(memory.embeddings, [r.text for r in batch]), strict=True
+            ):
+                vectors[record.id] = vector
+            bar.update(len(batch))
+    origin = f"imported from an export of {header.get('exported_at', 'unknown date')}"
+    threads: dict[str, list[tuple[str, float]]] = {}
+    for thread, payload, at in messages:
+        threads.setdefault(thread, []).append((payload, at))
+    # Other readers (this process's cache too) catch up through the ADD entries logged here.
+    with memory.backend.transaction() as tx:
+        tx.lock_namespace(target)
+        new: list[_Record] = []
+        for record in records:
+            owner = tx.record_namespace(record.id)
+            if owner == target:
+                continue
+            if owner is not None:
+                raise InvalidInputError(
+                    f"line {record.line}: record id {record.id!r} already exists in another "
+                    "namespace of this store; nothing was imported"
+                )
+            new.append(record)
+        ops = [
+            MemoryOp(
+                kind=OpKind.ADD,
+                record_ids=(r.id,),
+                reason=origin,
+                text=r.text,
+                metadata=r.metadata,
+                thread=r.thread,
+                timestamp=r.created_at,
+                updated_at=r.updated_at,
+                embedding=vectors[r.id],
+                policy=IMPORT_POLICY,
+            )
+            for r in new
+        ]
+        with _progress(len(ops), progress and bool(ops), "import") as bar:
+            for start in range(0, len(ops), 500):
+                apply_ops_in(tx, target, ops[start : start + 500])
+                bar.update(len(ops[start : start + 500]))
+        added_messages = 0
+        for thread, items in threads.items():
+            stored = tx.thread_messages(namespace=target, thread=thread)
+            incoming = [payload for payload, _ in items]
+            if incoming[: len(stored)] == stored:
+                fresh = items[len(stored) :]
+            elif stored[: len(incoming)] == incoming:
+                fresh = []
+            else:
+                raise InvalidInputError(
+                    f"thread {thread!r} of namespace {target!r} already holds other messages "
+                    "than the export; import into another namespace (--user), or clear that "
+                    "thread first; nothing was imported"
+                )
+            tx.insert_messages(
+                namespace=target,
+                thread=thread,
+                payloads=[payload for payload, _ in fresh],
+                created_at=[at for _, at in fresh],
+            )
+            added_messages += len(fresh)
+    return ImportSummary(
+        namespace=target,
+        records=len(new),
+        skipped=len(records) - len(new),
+        messages=added_messages,
+        reembedded=len(todo),
+    )
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "ExportSummary",
+    "ImportSummary",
+    "export_namespace",
+    "import_namespace",
+    "read_export",
+]

@@ -1,0 +1,305 @@
+"""Export and import: JSON Lines round trips between stores, bad files refused whole."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_agentmem import AgentMemory, InvalidInputError, OpKind, SentenceTransformerEmbeddings
+from langchain_agentmem.backends.sql import epoch_to_datetime
+from langchain_agentmem.cli import main
+from langchain_agentmem.transfer import FORMAT_VERSION
+from tests.stores import HashEmbeddings
+
+FACTS = [
+    ("I am allergic to peanuts.", "t1", {"role": "human", "source": "chat"}),
+    ("My sister Ana lives in Porto.", "t1", {"role": "human", "tags": ["family", "é"]}),
+    ("Sounds lovely.", "t2", {"role": "ai"}),
+    ("I switched from tea to coffee.", None, {}),
+]
+
+
+def _fill(mem: AgentMemory, namespace: str = "alice") -> None:
+    for i, (text, thread, meta) in enumerate(FACTS):
+        when = datetime(2024, 3, 1 + i, 9, 30, 15, 123456 + i, tzinfo=timezone.utc)
+        mem.add(text, namespace=namespace, thread=thread, metadata=meta, timestamp=when)
+    first = mem.records(namespace)[0]
+    mem.update(first.id, "I am allergic to peanuts and cashews.", namespace=namespace)
+    mem.add_messages(
+        [HumanMessage("I am allergic to peanuts."), AIMessage("Noted, no peanuts.")],
+        namespace=namespace,
+        thread="t1",
+    )
+    mem.add_messages([HumanMessage("Hello again")], namespace=namespace, thread="t2")
+    mem.add("Someone else's note.", namespace="bob")
+
+
+def _snapshot(mem: AgentMemory, namespace: str) -> tuple[object, ...]:
+    records = sorted(
+        (r.id, r.text, r.thread, dict(r.metadata), r.created_at, r.updated_at)
+        for r in mem.records(namespace)
+    )
+    messages = [(t, p, epoch_to_datetime(at)) for t, p, at in mem.backend.iter_messages(namespace)]
+    return records, messages
+
+
+def test_round_trip_sqlite_postgres_sqlite(
+    tmp_path: Path, pg_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    first, back = tmp_path / "first.jsonl", tmp_path / "back.jsonl"
+    with AgentMemory(f"sqlite:///{tmp_path / 'a.db'}", embeddings=hash_embeddings) as src:
+        _fill(src)
+        original = _snapshot(src, "alice")
+        summary = src.export_namespace("alice", first)
+        assert (summary.records, summary.messages) == (4, 3)
+    assert stat.S_IMODE(first.stat().st_mode) == 0o600
+    with AgentMemory(pg_url, embeddings=hash_embeddings) as pg:
+        result = pg.import_namespace(first)
+        assert (result.records, result.skipped, result.messages) == (4, 0, 3)
+        assert result.reembedded == 4  # the file carries no embeddings
+        assert _snapshot(pg, "alice") == original
+        assert pg.records("bob") == []
+        assert {d.policy for d in pg.decisions("alice")} == {"import"}
+        assert pg.search("allergic to cashews", namespace="alice", k=1, mode="lexical")[
+            0
+        ].text.startswith("I am allergic")
+        pg.export_namespace("alice", back, embeddings=True)
+    with AgentMemory(f"sqlite:///{tmp_path / 'c.db'}", embeddings=hash_embeddings) as dst:
+        result = dst.import_namespace(back)
+        assert result.reembedded == 0  # same model, embeddings in the file
+        assert _snapshot(dst, "alice") == original
+        for record in dst.records("alice"):
+            expected = np.asarray(hash_embeddings.embed_query(record.text), dtype=np.float32)
+            assert record.embedding is not None
+            assert np.allclose(record.embedding, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_import_twice_adds_nothing(
+    store_url: str, tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    path = tmp_path / "alice.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", path)
+    with AgentMemory(store_url, embeddings=hash_embeddings) as dst:
+        dst.import_namespace(path)
+        before = _snapshot(dst, "alice"), len(dst.decisions("alice"))
+        again = dst.import_namespace(path)
+        assert (again.records, again.skipped, again.messages) == (0, 4, 0)
+        assert (_snapshot(dst, "alice"), len(dst.decisions("alice"))) == before
+
+
+def test_import_into_another_namespace_and_a_longer_export(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    early, late = tmp_path / "early.jsonl", tmp_path / "late.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", early)
+        src.add_messages([AIMessage("Welcome back!")], namespace="alice", thread="t2")
+        src.add("I started learning Portuguese.", namespace="alice")
+        src.export_namespace("alice", late)
+        expected = _snapshot(src, "alice")
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        dst.import_namespace(early, namespace="alice-copy")
+        result = dst.import_namespace(late, namespace="alice-copy")
+        assert (result.records, result.skipped, result.messages) == (1, 4, 1)
+        assert _snapshot(dst, "alice-copy") == expected
+        assert dst.records("alice") == []
+
+
+def test_a_different_conversation_in_the_same_thread_is_refused(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    path = tmp_path / "alice.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", path)
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        dst.add_messages([HumanMessage("Something else")], namespace="alice", thread="t1")
+        with pytest.raises(InvalidInputError, match=r"thread 't1'.*already holds other messages"):
+            dst.import_namespace(path)
+        assert dst.records("alice") == [] and dst.decisions("alice") == []
+        assert len(dst.messages(namespace="alice", thread="t1")) == 1
+
+
+def test_reembeds_with_the_real_model_when_another_model_made_the_file(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    path = tmp_path / "alice.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", path, embeddings=True)
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["embedding_model"] == "tests.stores.HashEmbeddings" and header["embeddings"]
+    with AgentMemory(":memory:", embeddings=embeddings) as dst:
+        result = dst.import_namespace(path)
+        assert result.reembedded == 4
+        hit = dst.search("Which relative lives in Portugal?", namespace="alice", k=1, mode="dense")
+        assert hit[0].text == "My sister Ana lives in Porto."
+
+
+def _export_lines(tmp_path: Path, hash_embeddings: HashEmbeddings) -> list[str]:
+    path = tmp_path / "good.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", path)
+    return path.read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("line", "replacement", "message"),
+    [
+        (3, '{"type": "record", "id": "x", "text": ', "line 3: not valid JSON"),
+        (2, None, "line 2: text is empty"),
+        (4, '{"type": "recrod"}', "line 4: unknown line type 'recrod'"),
+        (5, "DUPLICATE", "line 5: record id .* already appeared on line 4"),
+        (6, '{"type": "message", "thread": "t1", "message": {"no": "type"}}', "line 6: "),
+        (2, "BADTIME", "line 2: created_at 'yesterday' is not an ISO 8601 time"),
+    ],
+)
+def test_a_malformed_line_is_named_and_nothing_is_imported(
+    tmp_path: Path,
+    hash_embeddings: HashEmbeddings,
+    line: int,
+    replacement: str | None,
+    message: str,
+) -> None:
+    lines = _export_lines(tmp_path, hash_embeddings)
+    if replacement is None:
+        record = json.loads(lines[line - 1])
+        record["text"] = "   "
+        replacement = json.dumps(record)
+    elif replacement == "DUPLICATE":
+        replacement = lines[line - 2]
+    elif replacement == "BADTIME":
+        record = json.loads(lines[line - 1])
+        record["created_at"] = "yesterday"
+        replacement = json.dumps(record)
+    lines[line - 1] = replacement
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with AgentMemory(f"sqlite:///{tmp_path / 'dst.db'}", embeddings=hash_embeddings) as dst:
+        with pytest.raises(InvalidInputError, match=message) as info:
+            dst.import_namespace(path)
+        assert str(path) in str(info.value) and "nothing was imported" in str(info.value)
+        assert dst.namespaces() == [] and dst.decisions("alice") == []
+
+
+def test_a_newer_format_or_no_header_is_refused(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    lines = _export_lines(tmp_path, hash_embeddings)
+    header = json.loads(lines[0])
+    header["version"] = FORMAT_VERSION + 1
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text("\n".join([json.dumps(header), *lines[1:]]))
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("\n".join(lines[1:]))
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        with pytest.raises(InvalidInputError, match=f"format version {FORMAT_VERSION + 1}, newer"):
+            dst.import_namespace(newer)
+        with pytest.raises(InvalidInputError, match="line 1: not an agentmem export"):
+            dst.import_namespace(headless)
+        assert dst.namespaces() == []
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def test_cli_export_import_forget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src_url, dst_url = f"sqlite:///{tmp_path / 'src.db'}", f"sqlite:///{tmp_path / 'dst.db'}"
+    with AgentMemory(src_url, embeddings=HashEmbeddings()) as src:
+        _fill(src)
+    out = tmp_path / "alice.jsonl"
+    assert main(["export", "--store", src_url, "--user", "alice", "--out", str(out)]) == 0
+    assert "exported 4 records and 3 messages" in capsys.readouterr().err
+    assert main(["import", "--store", dst_url, "--in", str(out), "--user", "ana"]) == 0
+    assert "imported 4 records (0 already there, 4 re-embedded)" in capsys.readouterr().err
+    assert main(["import", "--store", dst_url, "--in", str(out), "--user", "ana"]) == 0
+    assert "imported 0 records (4 already there" in capsys.readouterr().err
+
+    assert main(["forget", "--store", dst_url, "--user", "ana", "--yes"]) == 0
+    assert f"erased 'ana' from {dst_url}: 4 records, 3 messages, 4 audit entries" in (
+        capsys.readouterr().out
+    )
+    with AgentMemory(dst_url, embeddings=HashEmbeddings()) as dst:
+        assert dst.namespaces() == []
+
+    # Nothing is created to read or erase a store that is not there.
+    missing = tmp_path / "typo.db"
+    assert (
+        main(
+            [
+                "export",
+                "--store",
+                f"sqlite:///{missing}",
+                "--user",
+                "a",
+                "--out",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 1
+    )
+    assert main(["forget", "--store", f"sqlite:///{missing}", "--user", "a", "--yes"]) == 1
+    assert "no store at" in capsys.readouterr().err
+    assert not missing.exists() and not (tmp_path / "x").exists()
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "langchain-agentmem", "version": 1, "namespace": "a"}\n{oops\n')
+    assert main(["import", "--store", dst_url, "--in", str(bad)]) == 1
+    assert "line 2: not valid JSON" in capsys.readouterr().err
+
+
+def test_cli_forget_without_yes_and_without_a_terminal_refuses(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        mem.add("Keep me.", namespace="alice")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langchain_agentmem.cli",
+            "forget",
+            "--store",
+            url,
+            "--user",
+            "alice",
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2
+    assert "without --yes" in run.stderr and "nothing was erased" in run.stderr
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        assert [r.text for r in mem.records("alice")] == ["Keep me."]
+        assert [d.kind for d in mem.decisions("alice")] == [OpKind.ADD]
+
+
+def test_progress_bar_on_request(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "a.jsonl"
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as src:
+        _fill(src)
+        src.export_namespace("alice", path, progress=True)
+        assert "export" in capsys.readouterr().err
+        src.export_namespace("alice", tmp_path / "quiet.jsonl")
+        assert capsys.readouterr().err == ""
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        dst.import_namespace(path, progress=True)
+        err = capsys.readouterr().err
+        assert "embed" in err and "import" in err
