@@ -660,7 +660,9 @@ class AgentMemory:
             embeddings: Also write each record's embedding (else an import re-embeds).
             progress: Show a progress bar on stderr.
         """
-        return export_namespace(self, namespace, out, embeddings=embeddings, progress=progress)
+        return export_namespace(
+            self.backend, self.embeddings, namespace, out, embeddings=embeddings, progress=progress
+        )
 
     async def aexport_namespace(
         self,
@@ -694,7 +696,9 @@ class AgentMemory:
             namespace: The user to import into (default: the one in the file).
             progress: Show progress bars on stderr.
         """
-        return import_namespace(self, source, namespace=namespace, progress=progress)
+        return import_namespace(
+            self.backend, self.embeddings, source, namespace=namespace, progress=progress
+        )
 
     async def aimport_namespace(
         self,

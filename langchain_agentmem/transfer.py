@@ -27,11 +27,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import messages_from_dict
 
+from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
 from langchain_agentmem.embeddings import embed_texts, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
@@ -44,9 +46,6 @@ from langchain_agentmem.validation import (
     check_record_id,
     check_text,
 )
-
-if TYPE_CHECKING:
-    from langchain_agentmem.memory import AgentMemory
 
 FORMAT = "langchain-agentmem"
 FORMAT_VERSION = 1
@@ -111,7 +110,8 @@ def _open_out(out: Source) -> Iterator[IO[str]]:
 
 
 def export_namespace(
-    memory: AgentMemory,
+    backend: Backend,
+    embedder: Embeddings,
     namespace: str,
     out: Source,
     *,
@@ -121,14 +121,14 @@ def export_namespace(
     """Write ``namespace``'s records and chat messages to ``out`` as JSON Lines.
 
     Args:
-        memory: The memory to read.
+        backend: The store to read.
+        embedder: The model that made the store's embeddings (named in the header).
         namespace: The user to export.
         out: A file path (created 0600) or an open text file.
         embeddings: Also write each record's embedding.
         progress: Show a progress bar on stderr.
     """
     namespace = check_name(namespace, what="namespace")
-    backend = memory.backend
     rows = list(backend.iter_records(namespace))
     messages = list(backend.iter_messages(namespace))
     dims = int(rows[0].embedding.shape[0]) if rows else None
@@ -136,7 +136,7 @@ def export_namespace(
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "namespace": namespace,
-        "embedding_model": embedding_model_name(memory.embeddings),
+        "embedding_model": embedding_model_name(embedder),
         "dimensions": dims,
         "embeddings": bool(embeddings),
         "exported_at": datetime.now(timezone.utc).isoformat(),
@@ -339,16 +339,18 @@ def read_export(
 
 
 def import_namespace(
-    memory: AgentMemory,
+    backend: Backend,
+    embedder: Embeddings,
     source: Source,
     *,
     namespace: str | None = None,
     progress: bool = False,
 ) -> ImportSummary:
-    """Import an export into ``memory`` (see the module docstring for the format).
+    """Import an export into the store (see the module docstring for the format).
 
     Args:
-        memory: The memory to write to.
+        backend: The store to write to.
+        embedder: The store's embedding model (re-embeds what the file cannot give).
         source: A file path or an open text file.
         namespace: The user to import into (default: the one named in the file).
         progress: Show progress bars on stderr (embedding, writing).
@@ -362,14 +364,14 @@ def import_namespace(
     target = check_name(
         namespace if namespace is not None else header.get("namespace"), what="namespace"
     )
-    same_model = header.get("embedding_model") == embedding_model_name(memory.embeddings)
+    same_model = header.get("embedding_model") == embedding_model_name(embedder)
     todo = [r for r in records if r.embedding is None or not same_model]
     vectors: dict[str, Vector] = {r.id: r.embedding for r in records if r.embedding is not None}
     with _progress(len(todo), progress and bool(todo), "embed") as bar:
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
             for record, vector in zip(
-                batch, embed_texts(memory.embeddings, [r.text for r in batch]), strict=True
+                batch, embed_texts(embedder, [r.text for r in batch]), strict=True
             ):
                 vectors[record.id] = vector
             bar.update(len(batch))
@@ -378,7 +380,7 @@ def import_namespace(
     for thread, payload, at in messages:
         threads.setdefault(thread, []).append((payload, at))
     # Other readers (this process's cache too) catch up through the ADD entries logged here.
-    with memory.backend.transaction() as tx:
+    with backend.transaction() as tx:
         tx.lock_namespace(target)
         new: list[_Record] = []
         for record in records:
