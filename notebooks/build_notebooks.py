@@ -348,16 +348,19 @@ print()
 print("kept:", [r.text for r in bounded.records("bob")])
 """
     ),
-    md("The audit log (`memory.decisions(user)`): every op, in order, with its reason."),
+    md(
+        """
+The audit log (`memory.decisions(user)`): every op, in order, with its reason. Forgetting
+forgets here too: once a record is deleted, its ADD entry keeps the op, id, reason and time,
+but no longer its text.
+"""
+    ),
     code(
         """
-texts = {}  # record id -> text, to name what a DELETE forgot
 for d in bounded.decisions("bob"):
-    if d.kind.value == "ADD":
-        texts[d.record_ids[0]] = d.text
-    what = d.text if d.text else "forgot: " + ", ".join(texts[r] for r in d.record_ids)
+    ids = ", ".join(r[:8] for r in d.record_ids)
     print(f"#{d.seq:<3} {d.kind.value:<6} {d.policy:<5} {d.reason}")
-    print(f"     {what}")
+    print(f"     {d.text if d.text else '(no text kept) ' + ids}")
 """
     ),
     code(
@@ -808,13 +811,10 @@ for text in [
     "Caroline: I'm keen on counseling and mental health jobs, I applied to three in June.",
 ]:
     memory.add(text, namespace="caroline")
-texts = {}  # record id -> text, to name what a DELETE forgot
-for d in memory.decisions("caroline"):
-    if d.kind.value == "ADD":
-        texts[d.record_ids[0]] = d.text
-    what = d.text if d.text else "forgot: " + ", ".join(texts[r] for r in d.record_ids)
+for d in memory.decisions("caroline"):  # a forgotten record's text leaves the log too
+    ids = ", ".join(r[:8] for r in d.record_ids)
     print(f"#{d.seq:<3} {d.kind.value:<6} {d.reason}")
-    print(f"     {what}")
+    print(f"     {d.text if d.text else '(no text kept) ' + ids}")
 print()
 print("kept:")
 for record in memory.records("caroline"):

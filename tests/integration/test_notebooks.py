@@ -165,7 +165,9 @@ def test_langchain_memories_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyP
     kept = line_with(text, "kept: ")
     assert "Bob moved to Porto in March." in kept and "Bob's cat" not in kept
     assert text.count("DELETE fifo  fifo: capacity 3 reached") == 2
-    assert "forgot: Bob's cat is called Miso." in text
+    # Forgotten means forgotten in the log too: the text shows only where it was offered.
+    assert text.count("Bob's cat is called Miso.") == 1
+    assert text.count("(no text kept)") == 4  # two evicted ADDs and their DELETEs
     assert text.count("ADD    fifo  fifo: keep the newest 3") == 5
 
 
