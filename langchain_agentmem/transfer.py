@@ -37,7 +37,7 @@ from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
 from langchain_agentmem.embeddings import embed_texts, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.ops import apply_ops_in
+from langchain_agentmem.ops import apply_batch_in
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import (
     check_metadata,
@@ -410,7 +410,7 @@ def import_namespace(
         ]
         with _progress(len(ops), progress and bool(ops), "import") as bar:
             for start in range(0, len(ops), 500):
-                apply_ops_in(tx, target, ops[start : start + 500])
+                apply_batch_in(tx, target, [ops[start : start + 500]])
                 bar.update(len(ops[start : start + 500]))
         added_messages = 0
         for thread, items in threads.items():
