@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from contextlib import closing
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
 
+from langchain_agentmem.backends.sqlite import create_private
 from langchain_agentmem.backends.url import agentmem_home
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
@@ -32,6 +34,38 @@ and optionally
 """
 
 HELP = "Commands: /memories (what is remembered), /quit (or end of input)."
+
+
+CHAT_CHECKPOINTS = "chat-checkpoints.db"
+"""The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps its LangGraph checkpoints."""
+
+
+def forget_chat_threads(user: str) -> int:
+    """Erase ``user``'s ``agentmem chat`` threads (ids ``user/...``) from the checkpoint file.
+
+    Returns:
+        How many threads were erased (0 when the file does not exist).
+    """
+    path = agentmem_home() / CHAT_CHECKPOINTS
+    if not path.exists():
+        return 0
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA secure_delete = ON")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "checkpoints" not in tables:
+            return 0
+        ids = [
+            r[0]
+            for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
+            if str(r[0]).startswith(user + "/")
+        ]
+        conn.execute("BEGIN IMMEDIATE")
+        for thread_id in ids:
+            for table in ("checkpoints", "writes") if "writes" in tables else ("checkpoints",):
+                conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return len(ids)
 
 
 def run_chat(
@@ -56,13 +90,14 @@ def run_chat(
     from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 
     home = agentmem_home()
-    home.mkdir(parents=True, exist_ok=True)
+    # The conversation itself is checkpointed there: private, like the store.
+    create_private(home / CHAT_CHECKPOINTS)
     interactive = stdin.isatty()
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": f"{user}/{thread}"}}
     with (
         AgentMemory(store) as memory,
-        sqlite3.connect(home / "chat-checkpoints.db", check_same_thread=False) as conn,
+        sqlite3.connect(home / CHAT_CHECKPOINTS, check_same_thread=False) as conn,
     ):
         agent = create_agent(
             llm,

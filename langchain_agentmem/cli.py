@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,7 +100,7 @@ def _forget(args: argparse.Namespace) -> int:
             return 2
         answer = input(
             f"Erase everything stored for {args.user!r} in {shown} (records, messages, "
-            "audit log, saved indexes)? This cannot be undone. [y/N] "
+            "audit log, saved indexes, `agentmem chat` threads)? This cannot be undone. [y/N] "
         )
         if answer.strip().lower() not in ("y", "yes"):
             print("agentmem forget: nothing was erased", file=sys.stderr)
@@ -111,13 +112,16 @@ def _forget(args: argparse.Namespace) -> int:
     try:
         with AgentMemory(args.store) as memory:
             erased = memory.delete_namespace(args.user)
-    except AgentMemoryError as exc:
+        from langchain_agentmem.chat import forget_chat_threads
+
+        chats = forget_chat_threads(erased.namespace)
+    except (AgentMemoryError, OSError, sqlite3.Error) as exc:
         print(f"agentmem forget: {exc}", file=sys.stderr)
         return 1
     print(
         f"erased {erased.namespace!r} from {shown}: {erased.records} records, "
         f"{erased.messages} messages, {erased.decisions} audit entries, "
-        f"{erased.index_files} index files"
+        f"{erased.index_files} index files; {chats} `agentmem chat` threads"
     )
     return 0
 

@@ -70,7 +70,7 @@ class SQLiteBackend(SQLBackend):
         self.path = str(path)
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if self.path != ":memory:":
-            _create_private(Path(self.path))
+            create_private(Path(self.path))
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -145,7 +145,7 @@ class SQLiteBackend(SQLBackend):
                 self._conn.close()
 
 
-def _create_private(path: Path) -> None:
+def create_private(path: Path) -> None:
     """Create the store file (0600) and any missing folders (0700) before SQLite opens it."""
     missing = []
     folder = path.parent

@@ -12,6 +12,7 @@ else (missing, unreadable, from another store state) is rebuilt from the store.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -62,18 +63,20 @@ class IndexFiles:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.directory, 0o700)
         key_path = self.directory / _KEY_FILE
-        try:
-            fd = os.open(key_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            key = key_path.read_bytes()
-        else:
-            key = os.urandom(32)
-            with os.fdopen(fd, "wb") as out:
-                out.write(key)
+        if not key_path.exists():
+            # Written whole, then linked into place: a process opening the folder at the
+            # same moment reads either no key or the complete one, and one key wins.
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".key.tmp")
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(os.urandom(32))
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, key_path)
+            finally:
+                os.unlink(tmp)
+        key = key_path.read_bytes()
         if len(key) < 16:
-            # A key file being written by another process right now, or damaged: names
-            # from a new key only cost a rebuild.
-            raise OSError(f"index naming key {key_path} is unreadable; delete it")
+            raise OSError(f"index naming key {key_path} is damaged; delete it (indexes rebuild)")
         for old in self.directory.iterdir():
             if _LEGACY_NAME.match(old.name):
                 old.unlink(missing_ok=True)
@@ -93,7 +96,10 @@ class IndexFiles:
 
     def any_file(self, namespace: str) -> bool:
         """Whether either file of ``namespace`` exists (one alone means the other was lost)."""
-        paths = self.paths(namespace)
+        try:
+            paths = self.paths(namespace)
+        except OSError:
+            return True
         return paths is not None and any(path.exists() for path in paths)
 
     def remove(self, namespace: str) -> int:
@@ -110,7 +116,10 @@ class IndexFiles:
 
     def load(self, namespace: str, *, store_seq: int, dimensions: int) -> Loaded | str:
         """The saved index of ``namespace``, or why it cannot be used."""
-        paths = self.paths(namespace)
+        try:
+            paths = self.paths(namespace)
+        except OSError as exc:
+            return f"unreadable index folder ({exc})"
         if paths is None:
             return "no saved index"
         index_path, meta_path = paths

@@ -435,3 +435,47 @@ def test_passwords_are_masked_in_repr_and_errors(
     messages += [record.getMessage() for record in caplog.records]
     assert all("hunter2" not in message for message in messages), messages
     assert all("***" in message for message in messages[:3]), messages
+
+
+def test_cli_forget_erases_the_users_chat_checkpoints(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import MessagesState, StateGraph
+
+    from langchain_agentmem.backends.url import agentmem_home
+    from langchain_agentmem.chat import CHAT_CHECKPOINTS
+    from langchain_agentmem.cli import main
+
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add(SECRET, namespace="alice")
+    home = agentmem_home()
+    home.mkdir(parents=True)
+    path = home / CHAT_CHECKPOINTS
+    builder = StateGraph(MessagesState)
+    builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
+    builder.add_edge("__start__", "echo")
+    with sqlite3.connect(path, check_same_thread=False) as conn:
+        graph = builder.compile(checkpointer=SqliteSaver(conn))
+        for thread_id, text in [
+            ("alice/t1", SECRET),
+            ("alice/t2", "Alice again: ZEBRA-7731"),
+            ("alicex/t1", "Another user, ZEBRA-7731 too."),
+            ("bob/t1", OTHERS[1]),
+        ]:
+            graph.invoke(
+                {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}}
+            )
+    before = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
+    assert any(SECRET.encode() in p.read_bytes() for p in before)  # the test sees it
+
+    assert main(["forget", "--store", url, "--user", "alice", "--yes"]) == 0
+    assert "2 `agentmem chat` threads" in capsys.readouterr().out
+    files = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
+    assert not any(SECRET.encode() in p.read_bytes() for p in files)
+    with sqlite3.connect(path) as conn:
+        left = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert left == {"alicex/t1", "bob/t1"}
