@@ -23,6 +23,7 @@ from langchain_agentmem.integrations.graph import (
     policy_node,
     recall_node,
     trim_removals,
+    user_thread_id,
 )
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
@@ -66,6 +67,7 @@ __all__ = [
     "policy_node",
     "recall_node",
     "trim_removals",
+    "user_thread_id",
 ]
 
 __version__ = "0.1.0"

@@ -39,7 +39,15 @@ from langchain_agentmem.index import (
 )
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.policies import MemoryPolicy
-from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind, RecordStat, Vector
+from langchain_agentmem.types import (
+    Candidate,
+    MemoryOp,
+    MemoryState,
+    OpKind,
+    RecordStat,
+    Vector,
+    expiry_epoch,
+)
 
 DEFAULT_CACHE_RECORDS = 200_000
 """Records one process keeps indexed by default (about 400 MB with 384-dim vectors)."""
@@ -110,6 +118,8 @@ class NamespaceView:
     """Records this view counts for in the cache's total."""
     pending: dict[int, Vector] = field(default_factory=dict)
     """Vectors put with ``dense=False`` during a batch, added to the index in one call."""
+    next_expiry: float | None = None
+    """Earliest expiry among the cached rows (may lag low after deletes; never high)."""
 
     def put(self, row: RecordRow, *, dense: bool = True) -> None:
         dims = int(row.embedding.shape[0])
@@ -130,6 +140,14 @@ class NamespaceView:
         self.rid_of[row.id] = row.rid
         # Keep stats light: the embedding lives in the index.
         self.rows[row.rid] = row
+        if row.expires_at is not None and (
+            self.next_expiry is None or row.expires_at < self.next_expiry
+        ):
+            self.next_expiry = row.expires_at
+
+    def due(self, now: float) -> bool:
+        """Whether some cached row may have expired by ``now``."""
+        return self.next_expiry is not None and self.next_expiry <= now
 
     def drop(self, record_id: str) -> None:
         rid = self.rid_of.pop(record_id, None)
@@ -177,6 +195,8 @@ class NamespaceView:
                     created = (
                         when if when.tzinfo else when.replace(tzinfo=timezone.utc)
                     ).timestamp()
+                # An expired record of the same id gave it up in the same transaction.
+                self.drop(op.record_ids[0])
                 row = RecordRow(
                     rid=next(keys),
                     id=op.record_ids[0],
@@ -190,6 +210,7 @@ class NamespaceView:
                     updated_at=created,
                     last_accessed_at=None,
                     access_count=0,
+                    expires_at=expiry_epoch(op.expires_at),
                 )
                 self.put(row, dense=False)
                 self.pending[row.rid] = row.embedding
@@ -204,6 +225,9 @@ class NamespaceView:
                         metadata=json.loads(dump_json(dict(meta))),
                         embedding=np.asarray(op.embedding, dtype=np.float32),
                         updated_at=at,
+                        expires_at=old.expires_at
+                        if op.expires_at is None
+                        else expiry_epoch(op.expires_at),
                     )
                     self.drop(record_id)
                     self.put(new, dense=False)
@@ -328,6 +352,10 @@ class NamespaceCache:
                 max_records=self.max_records,
             )
 
+    def peek(self, namespace: str) -> NamespaceView | None:
+        """The namespace's view as cached (not caught up), or ``None``."""
+        return self._views.get(namespace)
+
     def view(self, namespace: str) -> NamespaceView:
         """The namespace's view, caught up with the store's change sequence."""
         with self._guard:
@@ -400,11 +428,11 @@ class NamespaceCache:
         touched: list[str] = []
         for change in changes:
             touched.extend(change.record_ids)
-        current = {row.id: row for row in self.backend.get_records(touched)}
+        current = {row.id: row for row in self.backend.get_records(namespace, touched)}
         for record_id in dict.fromkeys(touched):
             view.drop(record_id)
             found = current.get(record_id)
-            if found is not None and found.namespace == namespace:
+            if found is not None:
                 view.put(found)
         view.last_seq = changes[-1].seq
         return True

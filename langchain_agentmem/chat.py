@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
 from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.integrations.graph import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
 
@@ -94,7 +95,7 @@ def run_chat(
     create_private(home / CHAT_CHECKPOINTS)
     interactive = stdin.isatty()
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
-    config: Any = {"configurable": {"user_id": user, "thread_id": f"{user}/{thread}"}}
+    config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
     with (
         AgentMemory(store) as memory,
         sqlite3.connect(home / CHAT_CHECKPOINTS, check_same_thread=False) as conn,

@@ -9,8 +9,8 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
-from typing import IO, Any
+from datetime import datetime, timedelta, timezone
+from typing import IO, Any, Literal, overload
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -44,7 +44,7 @@ from langchain_agentmem.index import (
     check_mode,
 )
 from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.ops import Decide, apply_batch
+from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.transfer import (
     ExportSummary,
@@ -53,6 +53,7 @@ from langchain_agentmem.transfer import (
     import_namespace,
 )
 from langchain_agentmem.types import (
+    NEVER,
     Candidate,
     Decision,
     ErasedNamespace,
@@ -64,10 +65,13 @@ from langchain_agentmem.types import (
 from langchain_agentmem.validation import (
     DEFAULT_MAX_METADATA_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
+    STORE_MARK,
     Limits,
+    StoreNamespace,
     check_k,
     check_metadata,
     check_name,
+    check_namespace,
     check_optional_name,
     check_record_id,
     check_text,
@@ -75,6 +79,9 @@ from langchain_agentmem.validation import (
 
 USER_POLICY = "user"
 """Policy name logged for ops a caller asked for directly (update / delete)."""
+
+_NO_VECTOR: Vector = np.zeros(0, dtype=np.float32)
+"""Placeholder embedding of a checked item until it is embedded."""
 
 
 def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
@@ -89,7 +96,50 @@ def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
         updated_at=epoch_to_datetime(row.updated_at),
         score=score,
         embedding=row.embedding,
+        expires_at=None if row.expires_at is None else epoch_to_datetime(row.expires_at),
     )
+
+
+def check_expiry(ttl: object, expires_at: object) -> datetime | None:
+    """An item's expiry from a TTL (seconds or a ``timedelta``) or an absolute time.
+
+    Raises:
+        InvalidInputError: both given, a TTL that is not positive, a time already past.
+        InvalidTypeError: values of the wrong type.
+    """
+    if ttl is not None and expires_at is not None:
+        raise InvalidInputError(
+            f"pass ttl ({ttl!r}) or expires_at ({expires_at!r}), not both; one expiry per item"
+        )
+    now = datetime.now(timezone.utc)
+    if ttl is not None:
+        if isinstance(ttl, timedelta):
+            seconds = ttl.total_seconds()
+        elif isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
+            seconds = float(ttl)
+        else:
+            raise InvalidTypeError(
+                f"ttl must be seconds (int or float) or a timedelta, got {type(ttl).__name__}"
+            )
+        if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+            raise InvalidInputError(
+                f"ttl must be a finite number of seconds > 0, got {ttl!r}; leave it out for "
+                "a record that never expires"
+            )
+        return now + timedelta(seconds=seconds)
+    if expires_at is None:
+        return None
+    if not isinstance(expires_at, datetime):
+        raise InvalidTypeError(
+            f"expires_at must be a datetime or None, got {type(expires_at).__name__}"
+        )
+    if expires_at.tzinfo is None:
+        expires_at = expires_at.replace(tzinfo=timezone.utc)
+    if expires_at <= now:
+        raise InvalidInputError(
+            f"expires_at {expires_at.isoformat()} is already past; pass a future time"
+        )
+    return expires_at
 
 
 class AgentMemory:
@@ -203,6 +253,65 @@ class AgentMemory:
     def __repr__(self) -> str:
         return f"AgentMemory({self.url!r}, policy={self.policy.name!r}, capacity={self.capacity})"
 
+    def _live_view(self, namespace: str) -> NamespaceView:
+        """The namespace's cache with no expired record in it (swept first when one is due)."""
+        with self._cache.lock(namespace):
+            view = self._cache.view(namespace)
+            now = time.time()
+            if not view.due(now):
+                return view
+            self._sweep(namespace)
+            view = self._cache.view(namespace)
+            # Rows cached as expired that the store kept (their expiry was moved by
+            # another writer) are read again; the rest are gone.
+            stale = [
+                row.id
+                for row in view.rows.values()
+                if row.expires_at is not None and row.expires_at <= now
+            ]
+            current = {row.id: row for row in self.backend.get_records(namespace, stale)}
+            for record_id in stale:
+                view.drop(record_id)
+                if record_id in current:
+                    view.put(current[record_id])
+            view.next_expiry = min(
+                (r.expires_at for r in view.rows.values() if r.expires_at is not None),
+                default=None,
+            )
+            return view
+
+    def _sweep(self, namespace: str) -> int:
+        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+            expired = lookup.expired()
+            return [expired_op(expired)] if expired else []
+
+        (applied,) = self._write(namespace, [decide], sweep=False)
+        return sum(len(op.record_ids) for op in applied)
+
+    def sweep(self, namespace: str | None = None) -> int:
+        """Delete the records whose expiry has passed (logged as DELETE, reason "expired").
+
+        Expired records are invisible to every read as soon as they expire; this frees
+        their space. Reads and writes of a namespace sweep it when one is due, so calling
+        this is only needed to sweep namespaces nobody reads (a periodic job, say).
+
+        Args:
+            namespace: Sweep only this namespace (default: every namespace).
+
+        Returns:
+            How many records were deleted.
+        """
+        if namespace is not None:
+            return self._sweep(self._namespace(namespace))
+        return sum(self._sweep(ns) for ns in self.backend.expiring_namespaces(time.time()))
+
+    async def asweep(self, namespace: str | None = None) -> int:
+        """Async :meth:`sweep`."""
+        return await asyncio.to_thread(self.sweep, namespace)
+
+    def _namespace(self, namespace: object) -> str:
+        return check_namespace(namespace)
+
     # -- long-term: writes -----------------------------------------------------------------
     def _candidate(
         self,
@@ -212,38 +321,64 @@ class AgentMemory:
         metadata: object,
         timestamp: object,
         record_id: object,
-    ) -> tuple[str, str, str | None, dict[str, Any], datetime | None, str]:
+        expires: datetime | None = None,
+    ) -> Candidate:
+        """A checked item, not yet embedded (its embedding is filled in later)."""
         if timestamp is not None and not isinstance(timestamp, datetime):
             raise InvalidTypeError(
                 f"timestamp must be a datetime or None, got {type(timestamp).__name__}"
             )
         rid = uuid.uuid4().hex if record_id is None else check_record_id(record_id)
-        return (
-            self.limits.text(check_text(text)),
-            check_name(namespace, what="namespace"),
-            check_optional_name(thread, what="thread"),
-            self.limits.metadata(check_metadata(metadata)),
-            timestamp,
-            rid,
+        return Candidate(
+            id=rid,
+            namespace=self._namespace(namespace),
+            text=self.limits.text(check_text(text)),
+            embedding=_NO_VECTOR,
+            thread=check_optional_name(thread, what="thread"),
+            metadata=self.limits.metadata(check_metadata(metadata)),
+            timestamp=timestamp,
+            expires_at=expires,
         )
 
+    def _decide(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
+        ops = list(self.policy.decide(candidate, view.state(self.policy, candidate)))
+        if candidate.expires_at is None:
+            return ops
+        # A policy that builds its own ADD still gives the item the expiry it was offered with.
+        return [
+            dataclasses.replace(op, expires_at=candidate.expires_at)
+            if op.kind is OpKind.ADD and op.record_ids == (candidate.id,) and op.expires_at is None
+            else op
+            for op in ops
+        ]
+
     def _write(
-        self, namespace: str, items: Sequence[Callable[[NamespaceView], Sequence[MemoryOp]]]
+        self,
+        namespace: str,
+        items: Sequence[Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]],
+        *,
+        sweep: bool = True,
     ) -> list[list[MemoryOp]]:
         """Apply the ops of each item in one transaction, the cache following item by item.
 
         Each item is called inside the transaction, after the namespace's writer lock, with
-        the namespace's view as the store holds it then plus the items before it: the state
-        a policy sees is the one its ops apply to, whatever other processes do.
+        the namespace's view as the store holds it then plus the items before it, and a
+        :class:`Lookup` of the store: the state a policy (or an upsert) sees is the one its
+        ops apply to, whatever other processes do. Expired records of a cached namespace
+        are swept first (``sweep``).
         """
         with self._cache.lock(namespace):
+            if sweep:
+                cached = self._cache.peek(namespace)
+                if cached is not None and cached.due(time.time()):
+                    self._live_view(namespace)
             views: list[NamespaceView] = []
 
-            def step(item: Callable[[NamespaceView], Sequence[MemoryOp]]) -> Decide:
-                def run() -> Sequence[MemoryOp]:
+            def step(item: Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]) -> Decide:
+                def run(lookup: Lookup) -> Sequence[MemoryOp]:
                     if not views:
                         views.append(self._cache.view(namespace))
-                    return item(views[0])
+                    return item(views[0], lookup)
 
                 return run
 
@@ -267,10 +402,9 @@ class AgentMemory:
 
     def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
         """Let the policy decide each candidate (one namespace) in one transaction."""
-        policy = self.policy
 
-        def decide(c: Candidate) -> Callable[[NamespaceView], Sequence[MemoryOp]]:
-            return lambda view: policy.decide(c, view.state(policy, c))
+        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
+            return lambda view, lookup: self._decide(c, view)
 
         return self._write(candidates[0].namespace, [decide(c) for c in candidates])
 
@@ -278,7 +412,7 @@ class AgentMemory:
         return self._commit_adds([candidate])[0]
 
     def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
-        ((applied,),) = self._write(namespace, [lambda view: [op]])
+        ((applied,),) = self._write(namespace, [lambda view, lookup: [op]])
         return applied
 
     def add(
@@ -290,6 +424,8 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         timestamp: datetime | None = None,
         record_id: str | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> list[MemoryOp]:
         """Offer an item to long-term memory; the policy decides what happens.
 
@@ -299,16 +435,19 @@ class AgentMemory:
             thread: The conversation it came from.
             metadata: JSON-serialisable metadata stored with it.
             timestamp: The item's own time (default: now).
-            record_id: The id to use if it is added (default: a new UUID).
+            record_id: The id to use if it is added (default: a new UUID); ids are unique
+                within a namespace.
+            ttl: Forget the record this long after now (seconds or a ``timedelta``).
+            expires_at: Forget the record at this time (naive datetimes are UTC).
 
         Returns:
             The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
         """
-        text, namespace, thread, meta, ts, rid = self._candidate(
-            text, namespace, thread, metadata, timestamp, record_id
+        item = self._candidate(
+            text, namespace, thread, metadata, timestamp, record_id, check_expiry(ttl, expires_at)
         )
-        vector = embed_texts(self.embeddings, [text])[0]
-        return self._commit_add(Candidate(rid, namespace, text, vector, thread, meta, ts))
+        vector = embed_texts(self.embeddings, [item.text])[0]
+        return self._commit_add(dataclasses.replace(item, embedding=vector))
 
     async def aadd(
         self,
@@ -319,94 +458,254 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         timestamp: datetime | None = None,
         record_id: str | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`add`."""
-        text, namespace, thread, meta, ts, rid = self._candidate(
-            text, namespace, thread, metadata, timestamp, record_id
+        item = self._candidate(
+            text, namespace, thread, metadata, timestamp, record_id, check_expiry(ttl, expires_at)
         )
-        vector = (await aembed_texts(self.embeddings, [text]))[0]
-        candidate = Candidate(rid, namespace, text, vector, thread, meta, ts)
+        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        candidate = dataclasses.replace(item, embedding=vector)
         return await asyncio.to_thread(self._commit_add, candidate)
 
     def _owned(self, record_id: object, namespace: object) -> RecordRow:
         rid = check_record_id(record_id)
-        ns = check_optional_name(namespace, what="namespace")
-        row = self.backend.get_record(rid)
-        if row is None or (ns is not None and row.namespace != ns):
-            where = f" in namespace {ns!r}" if ns is not None else ""
-            raise RecordNotFoundError(f"no record {rid!r}{where}; list ids with records(namespace)")
+        ns = self._namespace(namespace)
+        row = self.backend.get_record(ns, rid)
+        if row is None:
+            raise RecordNotFoundError(
+                f"no record {rid!r} in namespace {ns!r}; list ids with records(namespace)"
+            )
         return row
 
     def _commit_update(
-        self, row: RecordRow, text: str, vector: Vector, metadata: dict[str, Any] | None
+        self,
+        namespace: str,
+        record_id: str,
+        text: str,
+        vector: Vector,
+        metadata: dict[str, Any] | None,
+        expires: datetime | None,
     ) -> MemoryOp:
         op = MemoryOp(
             kind=OpKind.UPDATE,
-            record_ids=(row.id,),
+            record_ids=(record_id,),
             reason="updated by caller",
             text=text,
             metadata=metadata,
             embedding=vector,
             policy=USER_POLICY,
+            expires_at=expires,
         )
-        return self._commit_op(row.namespace, op)
+        return self._commit_op(namespace, op)
 
     def update(
         self,
         record_id: str,
         text: str,
         *,
-        namespace: str | None = None,
+        namespace: str,
         metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> MemoryOp:
         """Replace a record's text in place (re-embedded and re-indexed).
 
         Args:
             record_id: The record to change.
             text: Its new text.
-            namespace: When given, the record must belong to it.
+            namespace: The namespace the record belongs to.
             metadata: New metadata (``None`` keeps the current metadata).
+            ttl: New expiry, this long after now (``None`` with ``expires_at=None`` keeps
+                the record's expiry).
+            expires_at: New expiry time.
+
+        Raises:
+            RecordNotFoundError: no such record in ``namespace`` (or it expired).
         """
         text = self.limits.text(check_text(text))
         meta = None if metadata is None else self.limits.metadata(check_metadata(metadata))
+        expires = check_expiry(ttl, expires_at)
         row = self._owned(record_id, namespace)
         vector = embed_texts(self.embeddings, [text])[0]
-        return self._commit_update(row, text, vector, meta)
+        return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
 
     async def aupdate(
         self,
         record_id: str,
         text: str,
         *,
-        namespace: str | None = None,
+        namespace: str,
         metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> MemoryOp:
         """Async :meth:`update`."""
         text = self.limits.text(check_text(text))
         meta = None if metadata is None else self.limits.metadata(check_metadata(metadata))
+        expires = check_expiry(ttl, expires_at)
         row = await asyncio.to_thread(self._owned, record_id, namespace)
         vector = (await aembed_texts(self.embeddings, [text]))[0]
-        return await asyncio.to_thread(self._commit_update, row, text, vector, meta)
+        return await asyncio.to_thread(
+            self._commit_update, row.namespace, row.id, text, vector, meta, expires
+        )
 
-    def delete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
-        """Forget a record.
+    def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
+        """Write each candidate by id (one namespace) in one transaction: an existing id is
+        updated, a new one offered to the policy."""
+
+        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
+            def upsert(view: NamespaceView, lookup: Lookup) -> Sequence[MemoryOp]:
+                if not lookup.exists(c.id):
+                    return self._decide(c, view)
+                return [
+                    MemoryOp(
+                        kind=OpKind.UPDATE,
+                        record_ids=(c.id,),
+                        reason="updated by caller",
+                        text=c.text,
+                        metadata=c.metadata,
+                        embedding=c.embedding,
+                        policy=USER_POLICY,
+                        expires_at=c.expires_at or NEVER,
+                    )
+                ]
+
+            return upsert
+
+        return self._write(candidates[0].namespace, [decide(c) for c in candidates])
+
+    def _commit_put(self, candidate: Candidate) -> list[MemoryOp]:
+        return self._commit_puts([candidate])[0]
+
+    def put(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+        embedding: Sequence[float] | Vector | None = None,
+    ) -> list[MemoryOp]:
+        """Write a record by id, whether or not it exists: one atomic step.
+
+        An existing record of ``namespace`` is updated in place (text, metadata and expiry
+        replaced); a new id is offered to the policy like :meth:`add`. The check and the
+        write happen under the namespace's writer lock, so concurrent puts of one id never
+        fail: the last one wins, in every process.
 
         Args:
-            record_id: The record to delete.
-            namespace: When given, the record must belong to it.
+            record_id: The record's id in ``namespace``.
+            text: Its text.
+            namespace: The user (or agent) it belongs to.
+            thread: The conversation it came from (kept on update).
+            metadata: Its metadata (replaces the current metadata).
+            ttl: Forget it this long after now (seconds or a ``timedelta``).
+            expires_at: Forget it at this time.
+            embedding: The embedding to store instead of embedding ``text`` (a vector of
+                the memory's model, normalised here).
+
+        Returns:
+            The ops applied (UPDATE, or the policy's ops for a new id).
         """
-        row = self._owned(record_id, namespace)
+        item = self._candidate(
+            text, namespace, thread, metadata, None, record_id, check_expiry(ttl, expires_at)
+        )
+        if embedding is None:
+            vector = embed_texts(self.embeddings, [item.text])[0]
+        else:
+            vector = self._vector(embedding)[0]
+        return self._commit_put(dataclasses.replace(item, embedding=vector))
+
+    async def aput(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[MemoryOp]:
+        """Async :meth:`put`."""
+        item = self._candidate(
+            text, namespace, thread, metadata, None, record_id, check_expiry(ttl, expires_at)
+        )
+        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        return await asyncio.to_thread(
+            self._commit_put, dataclasses.replace(item, embedding=vector)
+        )
+
+    def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
         op = MemoryOp(
             kind=OpKind.DELETE,
-            record_ids=(row.id,),
+            record_ids=(record_id,),
             reason="deleted by caller",
             policy=USER_POLICY,
         )
-        return self._commit_op(row.namespace, op)
 
-    async def adelete(self, record_id: str, *, namespace: str | None = None) -> MemoryOp:
+        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+            if lookup.exists(record_id):
+                return [op]
+            if missing_ok:
+                return []
+            raise RecordNotFoundError(
+                f"no record {record_id!r} in namespace {namespace!r}; "
+                "list ids with records(namespace)"
+            )
+
+        (applied,) = self._write(namespace, [decide])
+        return applied[0] if applied else None
+
+    @overload
+    def delete(
+        self, record_id: str, *, namespace: str, missing_ok: Literal[False] = False
+    ) -> MemoryOp: ...
+
+    @overload
+    def delete(self, record_id: str, *, namespace: str, missing_ok: bool) -> MemoryOp | None: ...
+
+    def delete(
+        self, record_id: str, *, namespace: str, missing_ok: bool = False
+    ) -> MemoryOp | None:
+        """Forget a record.
+
+        The check that it exists and the delete are one atomic step.
+
+        Args:
+            record_id: The record to delete.
+            namespace: The namespace it belongs to.
+            missing_ok: Return ``None`` instead of raising when there is no such record
+                (deleting what is gone is then not an error).
+
+        Raises:
+            RecordNotFoundError: no such record in ``namespace`` and not ``missing_ok``.
+        """
+        rid = check_record_id(record_id)
+        return self._commit_delete(self._namespace(namespace), rid, bool(missing_ok))
+
+    @overload
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: Literal[False] = False
+    ) -> MemoryOp: ...
+
+    @overload
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: bool
+    ) -> MemoryOp | None: ...
+
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: bool = False
+    ) -> MemoryOp | None:
         """Async :meth:`delete`."""
-        return await asyncio.to_thread(self.delete, record_id, namespace=namespace)
+        return await asyncio.to_thread(
+            self.delete, record_id, namespace=namespace, missing_ok=missing_ok
+        )
 
     def _candidates(
         self,
@@ -415,7 +714,8 @@ class AgentMemory:
         thread: object,
         metadatas: object,
         record_ids: object,
-    ) -> list[tuple[str, str, str | None, dict[str, Any], datetime | None, str]]:
+        expires: datetime | None = None,
+    ) -> list[Candidate]:
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise InvalidTypeError(
                 f"texts must be a list of str, got {type(texts).__name__}; "
@@ -433,7 +733,7 @@ class AgentMemory:
             return value
 
         items = [
-            self._candidate(text, namespace, thread, meta, None, rid)
+            self._candidate(text, namespace, thread, meta, None, rid, expires)
             for text, meta, rid in zip(
                 texts,
                 per_text(metadatas, "metadatas"),
@@ -443,9 +743,9 @@ class AgentMemory:
         ]
         seen: set[str] = set()
         for item in items:
-            if item[5] in seen:
-                raise InvalidInputError(f"record id {item[5]!r} appears twice; pass unique ids")
-            seen.add(item[5])
+            if item.id in seen:
+                raise InvalidInputError(f"record id {item.id!r} appears twice; pass unique ids")
+            seen.add(item.id)
         return items
 
     def add_many(
@@ -456,6 +756,8 @@ class AgentMemory:
         thread: str | None = None,
         metadatas: Sequence[dict[str, Any] | None] | None = None,
         record_ids: Sequence[str | None] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> list[list[MemoryOp]]:
         """Offer several items at once: embedded in one batch, then decided one by one.
 
@@ -467,18 +769,21 @@ class AgentMemory:
             thread: The conversation they came from.
             metadatas: One metadata dict (or ``None``) per text.
             record_ids: One id (or ``None`` for a new UUID) per text.
+            ttl: Forget each record this long after now (seconds or a ``timedelta``).
+            expires_at: Forget the records at this time.
 
         Returns:
             The ops applied for each text, in order.
         """
-        items = self._candidates(texts, namespace, thread, metadatas, record_ids)
+        expires = check_expiry(ttl, expires_at)
+        items = self._candidates(texts, namespace, thread, metadatas, record_ids, expires)
         if not items:
             return []
-        vectors = embed_texts(self.embeddings, [item[0] for item in items])
+        vectors = embed_texts(self.embeddings, [item.text for item in items])
         return self._commit_adds(
             [
-                Candidate(rid, ns, text, vector, th, meta, ts)
-                for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
+                dataclasses.replace(item, embedding=vector)
+                for item, vector in zip(items, vectors, strict=True)
             ]
         )
 
@@ -490,24 +795,85 @@ class AgentMemory:
         thread: str | None = None,
         metadatas: Sequence[dict[str, Any] | None] | None = None,
         record_ids: Sequence[str | None] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
     ) -> list[list[MemoryOp]]:
         """Async :meth:`add_many`."""
-        items = self._candidates(texts, namespace, thread, metadatas, record_ids)
+        expires = check_expiry(ttl, expires_at)
+        items = self._candidates(texts, namespace, thread, metadatas, record_ids, expires)
         if not items:
             return []
-        vectors = await aembed_texts(self.embeddings, [item[0] for item in items])
+        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
         candidates = [
-            Candidate(rid, ns, text, vector, th, meta, ts)
-            for (text, ns, th, meta, ts, rid), vector in zip(items, vectors, strict=True)
+            dataclasses.replace(item, embedding=vector)
+            for item, vector in zip(items, vectors, strict=True)
         ]
         return await asyncio.to_thread(self._commit_adds, candidates)
+
+    def _put_items(
+        self,
+        texts: object,
+        namespace: object,
+        record_ids: object,
+        metadatas: object,
+        thread: object,
+    ) -> list[Candidate]:
+        if record_ids is None:
+            raise InvalidInputError("put_many() needs record_ids (one per text); use add_many()")
+        items = self._candidates(texts, namespace, thread, metadatas, record_ids)
+        return items
+
+    def put_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        record_ids: Sequence[str],
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        thread: str | None = None,
+    ) -> list[list[MemoryOp]]:
+        """:meth:`put` for several records: embedded in one batch, each written atomically.
+
+        Returns:
+            The ops applied for each text, in order.
+        """
+        items = self._put_items(texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = embed_texts(self.embeddings, [item.text for item in items])
+        return self._commit_puts(
+            [
+                dataclasses.replace(item, embedding=vector)
+                for item, vector in zip(items, vectors, strict=True)
+            ]
+        )
+
+    async def aput_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        record_ids: Sequence[str],
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        thread: str | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Async :meth:`put_many`."""
+        items = self._put_items(texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
+        candidates = [
+            dataclasses.replace(item, embedding=vector)
+            for item, vector in zip(items, vectors, strict=True)
+        ]
+        return await asyncio.to_thread(self._commit_puts, candidates)
 
     # -- long-term: reads ------------------------------------------------------------------
     def _search(
         self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
     ) -> list[MemoryRecord]:
         with self._cache.lock(namespace):
-            view = self._cache.view(namespace)
+            view = self._live_view(namespace)
             if view.index is None:
                 return []
             if mode == "lexical":
@@ -554,7 +920,7 @@ class AgentMemory:
         every search.
         """
         query = check_text(query, what="query")
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         k = check_k(k)
         mode = check_mode(mode)
         vector = None if mode == "lexical" else embed_query(self.embeddings, query)
@@ -565,27 +931,77 @@ class AgentMemory:
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
         query = check_text(query, what="query")
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         k = check_k(k)
         mode = check_mode(mode)
         vector = None if mode == "lexical" else await aembed_query(self.embeddings, query)
         return await asyncio.to_thread(self._search, query, vector, namespace, k, mode)
 
-    def get(self, record_id: str, *, namespace: str | None = None) -> MemoryRecord:
-        """One record by id, with its embedding.
+    def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
+        """One record of ``namespace`` by id, with its embedding.
 
         Raises:
-            RecordNotFoundError: no such record (in ``namespace``, when given).
+            RecordNotFoundError: no such record in ``namespace`` (or it expired).
         """
         return to_record(self._owned(record_id, namespace))
 
-    async def aget(self, record_id: str, *, namespace: str | None = None) -> MemoryRecord:
+    async def aget(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """Async :meth:`get`."""
         return await asyncio.to_thread(self.get, record_id, namespace=namespace)
 
+    def get_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
+        """The records of ``namespace`` with these ids, in the order asked (missing ones
+        left out)."""
+        if isinstance(record_ids, str) or not isinstance(record_ids, Sequence):
+            raise InvalidTypeError(
+                f"record_ids must be a list of str, got {type(record_ids).__name__}; "
+                "wrap one id in a list"
+            )
+        wanted = [check_record_id(i) for i in record_ids]
+        rows = {row.id: row for row in self.backend.get_records(self._namespace(namespace), wanted)}
+        return [to_record(rows[i]) for i in dict.fromkeys(wanted) if i in rows]
+
+    async def aget_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
+        """Async :meth:`get_many`."""
+        return await asyncio.to_thread(self.get_many, record_ids, namespace=namespace)
+
+    def set_expiry(
+        self,
+        record_ids: Sequence[str],
+        *,
+        namespace: str,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> None:
+        """Move the expiry of live records of ``namespace`` (a TTL refreshed on read).
+
+        Both ``None`` clears their expiry. Not a memory op: text and audit log are untouched.
+        """
+        ns = self._namespace(namespace)
+        ids = [check_record_id(i) for i in record_ids]
+        expires = check_expiry(ttl, expires_at)
+        at = None if expires is None else expires.timestamp()
+        with self._cache.lock(ns):
+            self.backend.set_expiry(ns, ids, at)
+            view = self._cache.peek(ns)
+            if view is not None:
+                for rid in [view.rid_of[i] for i in ids if i in view.rid_of]:
+                    view.rows[rid] = dataclasses.replace(view.rows[rid], expires_at=at)
+                if at is not None and (view.next_expiry is None or at < view.next_expiry):
+                    view.next_expiry = at
+
+    def admin_find_record(self, record_id: str) -> list[MemoryRecord]:
+        """Administration: the records with id ``record_id`` in every namespace.
+
+        Ids are unique per namespace, so several users may hold one id. Every other read
+        and write is scoped to one namespace; this one is not, so never hand it to code
+        that acts for a user.
+        """
+        return [to_record(row) for row in self.backend.find_records(check_record_id(record_id))]
+
     def records(self, namespace: str) -> list[MemoryRecord]:
         """Every record of ``namespace``, oldest first."""
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         return [to_record(row) for row in self.backend.iter_records(namespace)]
 
     async def arecords(self, namespace: str) -> list[MemoryRecord]:
@@ -594,7 +1010,7 @@ class AgentMemory:
 
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         if limit is not None:
             limit = check_k(limit)
         return self.backend.decisions(namespace, limit=limit)
@@ -604,8 +1020,19 @@ class AgentMemory:
         return await asyncio.to_thread(self.decisions, namespace, limit=limit)
 
     def namespaces(self) -> list[str]:
-        """Namespaces that hold records or messages."""
-        return self.backend.namespaces()
+        """Namespaces that hold records or messages (a LangGraph store's are left out:
+        ``AgentMemoryStore.list_namespaces`` lists those)."""
+        return [ns for ns in self.backend.namespaces() if not ns.startswith(STORE_MARK)]
+
+    def _store_namespaces(self, head: str, *, expiring: bool = False) -> list[StoreNamespace]:
+        """The reserved namespaces starting with ``head`` (``AgentMemoryStore``'s); with
+        ``expiring``, those holding expired records instead."""
+        if not head.startswith(STORE_MARK):
+            raise InvalidInputError(f"{head!r} is not a store namespace prefix")
+        names = (
+            self.backend.expiring_namespaces(time.time()) if expiring else self.backend.namespaces()
+        )
+        return [StoreNamespace(ns) for ns in names if ns.startswith(head)]
 
     def delete_namespace(self, namespace: str) -> ErasedNamespace:
         """Erase a user: every record, chat message, audit entry and saved index file.
@@ -618,7 +1045,7 @@ class AgentMemory:
         Returns:
             How many records, messages, audit entries and index files were removed.
         """
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         with self._cache.lock(namespace):
             erased = self.backend.erase_namespace(namespace, at=time.time())
             try:
@@ -722,20 +1149,11 @@ class AgentMemory:
             namespace: Where to look.
             k: Most records to return.
         """
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         k = check_k(k)
-        try:
-            vector = normalize(np.asarray(embedding, dtype=np.float32))
-        except (TypeError, ValueError):
-            raise InvalidTypeError(
-                f"embedding must be a list of floats, got {type(embedding).__name__}"
-            ) from None
-        if vector.ndim != 2 or vector.shape[0] != 1 or not np.isfinite(vector).all():
-            raise InvalidInputError(
-                "embedding must be one finite vector; embed the query with memory.embeddings"
-            )
+        vector = self._vector(embedding)
         with self._cache.lock(namespace):
-            view = self._cache.view(namespace)
+            view = self._live_view(namespace)
             if view.index is None:
                 return []
             if view.index.dimensions != vector.shape[1]:
@@ -746,6 +1164,21 @@ class AgentMemory:
             hits = view.index.search(vector[0], k)
             rows = {rid: view.rows[rid] for rid, _ in hits}
         return [to_record(rows[rid], score=score) for rid, score in hits]
+
+    @staticmethod
+    def _vector(embedding: object) -> Vector:
+        """One finite vector, L2-normalised, as a (1, dims) array."""
+        try:
+            vector = normalize(np.asarray(embedding, dtype=np.float32))
+        except (TypeError, ValueError):
+            raise InvalidTypeError(
+                f"embedding must be a list of floats, got {type(embedding).__name__}"
+            ) from None
+        if vector.ndim != 2 or vector.shape[0] != 1 or not np.isfinite(vector).all():
+            raise InvalidInputError(
+                "embedding must be one finite vector; embed the query with memory.embeddings"
+            )
+        return vector
 
     async def asearch_by_vector(
         self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
@@ -785,7 +1218,7 @@ class AgentMemory:
 
     def add_messages(self, messages: Sequence[BaseMessage], *, namespace: str, thread: str) -> None:
         """Append messages to a thread's durable log, in one transaction."""
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         thread = check_name(thread, what="thread")
         self.backend.append_messages(namespace, thread, self._serialise(messages))
 
@@ -799,7 +1232,7 @@ class AgentMemory:
         self, *, namespace: str, thread: str, last: int | None = None
     ) -> list[BaseMessage]:
         """A thread's messages, oldest first (only the newest ``last`` when given)."""
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         thread = check_name(thread, what="thread")
         if last is not None:
             last = check_k(last)
@@ -813,7 +1246,7 @@ class AgentMemory:
 
     def clear_messages(self, *, namespace: str, thread: str) -> int:
         """Delete a thread's messages (long-term records stay); returns how many."""
-        namespace = check_name(namespace, what="namespace")
+        namespace = self._namespace(namespace)
         thread = check_name(thread, what="thread")
         return self.backend.clear_messages(namespace, thread)
 
@@ -823,4 +1256,4 @@ class AgentMemory:
 
     def threads(self, namespace: str) -> list[str]:
         """Threads of ``namespace`` that hold messages, oldest first."""
-        return self.backend.threads(check_name(namespace, what="namespace"))
+        return self.backend.threads(self._namespace(namespace))

@@ -10,9 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.backends.base import Backend, Transaction
+from langchain_agentmem.backends.base import KEEP, Backend, Expiry, Transaction
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
-from langchain_agentmem.types import MemoryOp, OpKind
+from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch
+
+EXPIRY_POLICY = "expiry"
+"""Policy name logged for records deleted because they expired."""
 
 
 def to_epoch(value: datetime | None, default: float) -> float:
@@ -51,8 +54,38 @@ def check_embedding(
     return int(vector.shape[0])
 
 
-Decide = Callable[[], Sequence[MemoryOp]]
-"""A policy's decision, called inside the transaction once the namespace is locked."""
+class Lookup:
+    """What a decision made inside :func:`apply_batch` may read: the locked namespace now."""
+
+    def __init__(self, tx: Transaction, namespace: str, now: float) -> None:
+        self._tx = tx
+        self.namespace = namespace
+        self.now = now
+        """The transaction's clock (epoch seconds)."""
+
+    def exists(self, record_id: str) -> bool:
+        """Whether the namespace holds a live (unexpired) record ``record_id``."""
+        return self._tx.record_exists(self.namespace, record_id, self.now)
+
+    def expired(self) -> list[str]:
+        """Ids of the namespace's records that have expired but are not yet deleted."""
+        return self._tx.expired_ids(self.namespace, self.now)
+
+
+def expired_op(record_ids: Sequence[str]) -> MemoryOp:
+    """The DELETE op of records whose time has come."""
+    return MemoryOp(
+        kind=OpKind.DELETE,
+        record_ids=tuple(record_ids),
+        reason="expired",
+        policy=EXPIRY_POLICY,
+    )
+
+
+Decide = Callable[[Lookup], Sequence[MemoryOp]]
+"""A decision (a policy's, an upsert's), called inside the transaction once the namespace
+is locked, with a :class:`Lookup` of the namespace as it is then: a check such as "does
+this id exist" and the write it leads to are one atomic step."""
 Applied = Callable[[list[MemoryOp], list[int], float], None]
 """Told, inside the transaction, the ops of each item as applied (embeddings kept), the
 store keys of its ADDs and the clock read for it."""
@@ -66,16 +99,16 @@ def apply_ops(
     """Apply ``ops`` to ``namespace`` in one transaction and write each to the audit log.
 
     Either every op lands (with its decision log entry) or none does. ``ops`` may be a
-    function returning the ops (a policy's decision): it is called inside the transaction,
-    after the namespace's writer lock is taken, so concurrent writers never decide on a
-    state that another one has already changed.
+    function of a :class:`Lookup` returning the ops (a policy's decision, an upsert): it is
+    called inside the transaction, after the namespace's writer lock is taken, so
+    concurrent writers never decide on a state that another one has already changed.
 
     Returns:
         The ops as applied.
 
     Raises:
         RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
-        InvalidInputError: an ADD reuses an id that already exists.
+        InvalidInputError: an ADD reuses an id that already exists in ``namespace``.
     """
     (applied,), _ = apply_batch(backend, namespace, [ops])
     return applied
@@ -126,7 +159,7 @@ def apply_batch_in(
         # then dated in the order they commit, so "oldest" means first in (fifo, lru)
         # even when writers in several processes queue for the lock.
         now = time.time()
-        ops = list(item()) if callable(item) else list(item)
+        ops = list(item(Lookup(tx, namespace, now))) if callable(item) else list(item)
         rids: list[int] = []
         for op in ops:
             if op.embedding is not None:
@@ -138,13 +171,15 @@ def apply_batch_in(
                 (record_id,) = op.record_ids
                 if op.text is None or op.embedding is None:
                     raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
-                owner = tx.record_namespace(record_id)
-                if owner is not None:
+                if tx.record_exists(namespace, record_id, now):
                     raise InvalidInputError(
-                        f"record id {record_id!r} already exists"
-                        + (" in another namespace" if owner != namespace else "")
-                        + "; pass a new id, or update the existing record"
+                        f"record id {record_id!r} already exists in namespace {namespace!r}; "
+                        "pass a new id, or update the existing record"
                     )
+                if tx.delete_record(record_id=record_id, namespace=namespace):
+                    # An expired record not yet swept gives its id up, on the record.
+                    tx.redact_text(namespace=namespace, record_ids=[record_id])
+                    last_seq = _log(tx, namespace, expired_op([record_id]), now)
                 created = to_epoch(op.timestamp, now)
                 rids.append(
                     tx.insert_record(
@@ -156,11 +191,13 @@ def apply_batch_in(
                         embedding=op.embedding,
                         created_at=created,
                         updated_at=to_epoch(op.updated_at, created),
+                        expires_at=expiry_epoch(op.expires_at),
                     )
                 )
             elif op.kind is OpKind.UPDATE:
                 if op.text is None or op.embedding is None:
                     raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
+                expires: Expiry = KEEP if op.expires_at is None else expiry_epoch(op.expires_at)
                 for record_id in op.record_ids:
                     found = tx.update_record(
                         record_id=record_id,
@@ -169,6 +206,7 @@ def apply_batch_in(
                         metadata=None if op.metadata is None else dict(op.metadata),
                         embedding=op.embedding,
                         updated_at=now,
+                        expires_at=expires,
                     )
                     if not found:
                         raise RecordNotFoundError(
@@ -184,16 +222,20 @@ def apply_batch_in(
                             "list ids with records(namespace)"
                         )
                 tx.redact_text(namespace=namespace, record_ids=op.record_ids)
-            last_seq = tx.log_decision(
-                namespace=namespace,
-                kind=op.kind,
-                record_ids=op.record_ids,
-                reason=op.reason,
-                policy=op.policy,
-                text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
-                at=now,
-            )
+            last_seq = _log(tx, namespace, op, now)
         if on_applied is not None:
             on_applied(ops, rids, now)
         out.append([replace(op, embedding=None) for op in ops])
     return out, last_seq
+
+
+def _log(tx: Transaction, namespace: str, op: MemoryOp, now: float) -> int:
+    return tx.log_decision(
+        namespace=namespace,
+        kind=op.kind,
+        record_ids=op.record_ids,
+        reason=op.reason,
+        policy=op.policy,
+        text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
+        at=now,
+    )

@@ -23,6 +23,7 @@ import binascii
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import (
     check_metadata,
     check_name,
+    check_namespace,
     check_optional_name,
     check_record_id,
     check_text,
@@ -128,7 +130,7 @@ def export_namespace(
         embeddings: Also write each record's embedding.
         progress: Show a progress bar on stderr.
     """
-    namespace = check_name(namespace, what="namespace")
+    namespace = check_namespace(namespace)
     rows = list(backend.iter_records(namespace))
     messages = list(backend.iter_messages(namespace))
     dims = int(rows[0].embedding.shape[0]) if rows else None
@@ -361,7 +363,7 @@ def import_namespace(
             imported then.
     """
     header, records, messages = read_export(source)
-    target = check_name(
+    target = check_namespace(
         namespace if namespace is not None else header.get("namespace"), what="namespace"
     )
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
@@ -383,16 +385,12 @@ def import_namespace(
     with backend.transaction() as tx:
         tx.lock_namespace(target)
         new: list[_Record] = []
+        now = time.time()
         for record in records:
-            owner = tx.record_namespace(record.id)
-            if owner == target:
-                continue
-            if owner is not None:
-                raise InvalidInputError(
-                    f"line {record.line}: record id {record.id!r} already exists in another "
-                    "namespace of this store; nothing was imported"
-                )
-            new.append(record)
+            # Ids are unique per namespace: another namespace's record of the same id is
+            # another record, never touched here.
+            if not tx.record_exists(target, record.id, now):
+                new.append(record)
         ops = [
             MemoryOp(
                 kind=OpKind.ADD,

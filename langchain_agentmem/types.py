@@ -5,13 +5,23 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
+
+NEVER = datetime.max.replace(tzinfo=timezone.utc)
+"""An expiry that never comes: an UPDATE carrying it clears the record's expiry."""
+
+
+def expiry_epoch(value: datetime | None) -> float | None:
+    """An expiry as UTC epoch seconds (``None`` and :data:`NEVER`: never; naive is UTC)."""
+    if value is None or value == NEVER:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
 
 
 class OpKind(str, enum.Enum):
@@ -28,7 +38,7 @@ class MemoryRecord:
     """One long-term memory item of a namespace."""
 
     id: str
-    """Stable record id (a string; unique across the store)."""
+    """Stable record id (a string; unique within its namespace)."""
     namespace: str
     """The user (or agent) the record belongs to."""
     text: str
@@ -45,6 +55,8 @@ class MemoryRecord:
     """Similarity to the query when returned by ``search``; ``None`` otherwise."""
     embedding: Vector | None = field(default=None, repr=False, compare=False)
     """The stored embedding (float32, L2-normalised)."""
+    expires_at: datetime | None = None
+    """When the record expires (``None``: never); an expired record is never read again."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,9 @@ class MemoryOp:
     """Name of the policy that decided this op."""
     updated_at: datetime | None = None
     """When the text last changed (ADD of a restored record); defaults to ``timestamp``."""
+    expires_at: datetime | None = None
+    """When the record expires (ADD, UPDATE). On UPDATE ``None`` keeps the record's expiry
+    and :data:`NEVER` clears it."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,8 @@ class Candidate:
     thread: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timestamp: datetime | None = None
+    expires_at: datetime | None = None
+    """When the item expires if it is kept (``None``: never)."""
 
 
 @dataclass(frozen=True)

@@ -177,3 +177,27 @@ class Limits:
                 "elsewhere and keep a reference in metadata, or raise the limit"
             )
         return metadata
+
+
+STORE_MARK = "\x1f"
+"""Memory namespaces that start with this hold ``AgentMemoryStore`` items. Such a name
+only passes :func:`check_namespace` as a :class:`StoreNamespace`, which only the store
+builds: no user id from a config, a context or a model can name, reach or forge one."""
+
+
+class StoreNamespace(str):
+    """A memory namespace reserved for a LangGraph store's items (see ``STORE_MARK``)."""
+
+    __slots__ = ()
+
+
+def check_namespace(value: object, *, what: str = "namespace") -> str:
+    """Validate a namespace; the store's reserved names are refused unless the store made
+    them."""
+    name = check_name(value, what=what)
+    if name.startswith(STORE_MARK) and not isinstance(value, StoreNamespace):
+        raise InvalidInputError(
+            f"{what} {_short(name)} starts with the character reserved for "
+            "AgentMemoryStore's items (\\x1f); pick a name without it"
+        )
+    return name

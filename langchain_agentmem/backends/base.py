@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import abc
+import enum
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_agentmem.types import Decision, OpKind, Vector
 
@@ -27,6 +28,20 @@ class RecordRow:
     updated_at: float
     last_accessed_at: float | None
     access_count: int
+    expires_at: float | None = None
+    """When the record expires (``None``: never); stores never return expired rows."""
+
+
+class Keep(enum.Enum):
+    """Marker for "leave this column as it is"."""
+
+    KEEP = 0
+
+
+KEEP = Keep.KEEP
+"""Passed as ``expires_at`` to :meth:`Transaction.update_record`: keep the expiry."""
+
+Expiry = float | None | Literal[Keep.KEEP]
 
 
 @dataclass(frozen=True)
@@ -68,8 +83,10 @@ class Transaction(abc.ABC):
         embedding: Vector,
         created_at: float,
         updated_at: float | None = None,
+        expires_at: float | None = None,
     ) -> int:
-        """Insert a record; the id must not exist yet (``updated_at`` defaults to created).
+        """Insert a record; the id must not exist in ``namespace`` yet (``updated_at``
+        defaults to created).
 
         Returns its store key (``rid``).
         """
@@ -84,8 +101,12 @@ class Transaction(abc.ABC):
         metadata: dict[str, Any] | None,
         embedding: Vector,
         updated_at: float,
+        expires_at: Expiry = KEEP,
     ) -> bool:
-        """Replace text (and metadata unless ``None``); False if no such record in namespace."""
+        """Replace text (and metadata unless ``None``); False if no such record in namespace.
+
+        An expired record counts as absent: it is replaced as if it were gone.
+        """
 
     @abc.abstractmethod
     def delete_record(self, *, record_id: str, namespace: str) -> bool:
@@ -120,8 +141,12 @@ class Transaction(abc.ABC):
         """Append serialised messages to a thread with their own times (restoring an export)."""
 
     @abc.abstractmethod
-    def record_namespace(self, record_id: str) -> str | None:
-        """Namespace of a record, or ``None`` when it does not exist."""
+    def record_exists(self, namespace: str, record_id: str, now: float) -> bool:
+        """Whether ``namespace`` holds a live (unexpired) record ``record_id``."""
+
+    @abc.abstractmethod
+    def expired_ids(self, namespace: str, now: float) -> list[str]:
+        """Ids of the records of ``namespace`` expired at ``now`` (not yet swept)."""
 
     def embedding_dimensions(self, namespace: str) -> int | None:
         """Length of the embeddings a namespace holds (``None``: empty, or not known)."""
@@ -137,18 +162,18 @@ class Backend(abc.ABC):
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Open a write transaction: committed on normal exit, rolled back on error."""
 
-    # -- records ---------------------------------------------------------------------------
+    # -- records (reads never return expired rows) --------------------------------------------
     @abc.abstractmethod
-    def get_record(self, record_id: str) -> RecordRow | None:
-        """One record by id, or ``None``."""
+    def get_record(self, namespace: str, record_id: str) -> RecordRow | None:
+        """One record of ``namespace`` by id, or ``None``."""
 
     @abc.abstractmethod
-    def get_records(self, record_ids: Sequence[str]) -> list[RecordRow]:
-        """The records among ``record_ids`` that exist (any order)."""
+    def get_records(self, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        """The records of ``namespace`` among ``record_ids`` that exist (any order)."""
 
     @abc.abstractmethod
-    def get_records_by_rid(self, rids: Sequence[int]) -> list[RecordRow]:
-        """The records with these internal keys (any order)."""
+    def find_records(self, record_id: str) -> list[RecordRow]:
+        """The records with this id in every namespace (administration only)."""
 
     @abc.abstractmethod
     def iter_records(self, namespace: str) -> Iterator[RecordRow]:
@@ -157,6 +182,14 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def count_records(self, namespace: str) -> int:
         """How many records a namespace holds."""
+
+    @abc.abstractmethod
+    def set_expiry(self, namespace: str, record_ids: Sequence[str], at: float | None) -> None:
+        """Move the expiry of live records (a refreshed TTL); not a memory op."""
+
+    @abc.abstractmethod
+    def expiring_namespaces(self, now: float) -> list[str]:
+        """Namespaces holding records expired at ``now``."""
 
     @abc.abstractmethod
     def touch(self, rids: Sequence[int], at: float) -> None:

@@ -56,6 +56,14 @@ CREATE TABLE IF NOT EXISTS agentmem_messages (
 );
 CREATE INDEX IF NOT EXISTS agentmem_messages_thread ON agentmem_messages (namespace, thread, seq);
 """,
+    2: """
+ALTER TABLE agentmem_records DROP CONSTRAINT IF EXISTS agentmem_records_id_key;
+ALTER TABLE agentmem_records ADD COLUMN IF NOT EXISTS expires_at DOUBLE PRECISION;
+ALTER TABLE agentmem_records ADD CONSTRAINT agentmem_records_ns_id UNIQUE (namespace, id);
+CREATE INDEX IF NOT EXISTS agentmem_records_expiry ON agentmem_records (namespace, expires_at)
+    WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agentmem_records_id ON agentmem_records (id);
+""",
 }
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
@@ -12,15 +13,26 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from langchain_agentmem.backends.base import Backend, Change, Erased, RecordRow, Transaction
+from langchain_agentmem.backends.base import (
+    KEEP,
+    Backend,
+    Change,
+    Erased,
+    Expiry,
+    RecordRow,
+    Transaction,
+)
 from langchain_agentmem.types import Decision, OpKind, Vector
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: ids unique across the store. 2: ids unique per namespace; records may expire."""
 
 RECORD_COLUMNS = (
     "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "
-    "last_accessed_at, access_count"
+    "last_accessed_at, access_count, expires_at"
 )
+LIVE = "(expires_at IS NULL OR expires_at > ?)"
+"""The condition every read puts on records: expired ones are invisible at once."""
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
 ERASE_KIND = "ERASE"
 """Kind of the change-log entry that marks a namespace as erased (see :func:`erase_marker`)."""
@@ -80,6 +92,7 @@ def row_to_record(row: Sequence[Any]) -> RecordRow:
         updated_at=float(row[8]),
         last_accessed_at=None if row[9] is None else float(row[9]),
         access_count=int(row[10]),
+        expires_at=None if row[11] is None else float(row[11]),
     )
 
 
@@ -115,12 +128,13 @@ class SQLTransaction(Transaction):
         embedding: Vector,
         created_at: float,
         updated_at: float | None = None,
+        expires_at: float | None = None,
     ) -> int:
         self._serialise(namespace)
         cur = self._exec(
             "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
-            "created_at, updated_at, access_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) "
-            "RETURNING rid",
+            "created_at, updated_at, access_count, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING rid",
             (
                 record_id,
                 namespace,
@@ -130,6 +144,7 @@ class SQLTransaction(Transaction):
                 self._b.blob(embedding),
                 created_at,
                 created_at if updated_at is None else updated_at,
+                expires_at,
             ),
         )
         return int(cur.fetchone()[0])
@@ -143,33 +158,28 @@ class SQLTransaction(Transaction):
         metadata: dict[str, Any] | None,
         embedding: Vector,
         updated_at: float,
+        expires_at: Expiry = KEEP,
     ) -> bool:
         self._serialise(namespace)
-        if metadata is None:
-            cur = self._exec(
-                "UPDATE agentmem_records SET text = ?, embedding = ?, updated_at = ? "
-                "WHERE id = ? AND namespace = ?",
-                (text, self._b.blob(embedding), updated_at, record_id, namespace),
-            )
-        else:
-            cur = self._exec(
-                "UPDATE agentmem_records SET text = ?, metadata = ?, embedding = ?, "
-                "updated_at = ? WHERE id = ? AND namespace = ?",
-                (
-                    text,
-                    dump_json(metadata),
-                    self._b.blob(embedding),
-                    updated_at,
-                    record_id,
-                    namespace,
-                ),
-            )
+        sets = ["text = ?", "embedding = ?", "updated_at = ?"]
+        params: list[Any] = [text, self._b.blob(embedding), updated_at]
+        if metadata is not None:
+            sets.append("metadata = ?")
+            params.append(dump_json(metadata))
+        if expires_at is not KEEP:
+            sets.append("expires_at = ?")
+            params.append(expires_at)
+        cur = self._exec(
+            f"UPDATE agentmem_records SET {', '.join(sets)} "
+            f"WHERE namespace = ? AND id = ? AND {LIVE}",
+            (*params, namespace, record_id, updated_at),
+        )
         return cur.rowcount > 0
 
     def delete_record(self, *, record_id: str, namespace: str) -> bool:
         self._serialise(namespace)
         cur = self._exec(
-            "DELETE FROM agentmem_records WHERE id = ? AND namespace = ?", (record_id, namespace)
+            "DELETE FROM agentmem_records WHERE namespace = ? AND id = ?", (namespace, record_id)
         )
         return cur.rowcount > 0
 
@@ -239,11 +249,21 @@ class SQLTransaction(Transaction):
         ).fetchone()
         return None if row is None else int(row[0]) // 4
 
-    def record_namespace(self, record_id: str) -> str | None:
+    def record_exists(self, namespace: str, record_id: str, now: float) -> bool:
+        self._serialise(namespace)
         row = self._exec(
-            "SELECT namespace FROM agentmem_records WHERE id = ?", (record_id,)
+            f"SELECT 1 FROM agentmem_records WHERE namespace = ? AND id = ? AND {LIVE}",
+            (namespace, record_id, now),
         ).fetchone()
-        return None if row is None else str(row[0])
+        return row is not None
+
+    def expired_ids(self, namespace: str, now: float) -> list[str]:
+        self._serialise(namespace)
+        rows = self._exec(
+            "SELECT id FROM agentmem_records WHERE namespace = ? AND expires_at <= ? ORDER BY rid",
+            (namespace, now),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
 
 class SQLBackend(Backend):
@@ -305,49 +325,75 @@ class SQLBackend(Backend):
             return cur.fetchone()
 
     # -- records ---------------------------------------------------------------------------
-    def get_record(self, record_id: str) -> RecordRow | None:
+    def get_record(self, namespace: str, record_id: str) -> RecordRow | None:
         row = self._fetchone(
-            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE id = ?", (record_id,)
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records "
+            f"WHERE namespace = ? AND id = ? AND {LIVE}",
+            (namespace, record_id, time.time()),
         )
         return None if row is None else row_to_record(row)
 
-    def get_records(self, record_ids: Sequence[str]) -> list[RecordRow]:
+    def get_records(self, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
         out: list[RecordRow] = []
         ids = list(dict.fromkeys(record_ids))
+        now = time.time()
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ", ".join("?" for _ in chunk)
             rows = self._fetchall(
-                f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE id IN ({marks})", chunk
+                f"SELECT {RECORD_COLUMNS} FROM agentmem_records "
+                f"WHERE namespace = ? AND id IN ({marks}) AND {LIVE}",
+                (namespace, *chunk, now),
             )
             out.extend(row_to_record(r) for r in rows)
         return out
 
-    def get_records_by_rid(self, rids: Sequence[int]) -> list[RecordRow]:
-        out: list[RecordRow] = []
-        keys = [int(r) for r in dict.fromkeys(rids)]
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            rows = self._fetchall(
-                f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE rid IN ({marks})", chunk
-            )
-            out.extend(row_to_record(r) for r in rows)
-        return out
+    def find_records(self, record_id: str) -> list[RecordRow]:
+        rows = self._fetchall(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE id = ? AND {LIVE} "
+            "ORDER BY namespace",
+            (record_id, time.time()),
+        )
+        return [row_to_record(r) for r in rows]
 
     def iter_records(self, namespace: str) -> Iterator[RecordRow]:
         rows = self._fetchall(
-            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? AND {LIVE} "
             "ORDER BY created_at, rid",
-            (namespace,),
+            (namespace, time.time()),
         )
         return (row_to_record(r) for r in rows)
 
     def count_records(self, namespace: str) -> int:
         row = self._fetchone(
-            "SELECT COUNT(*) FROM agentmem_records WHERE namespace = ?", (namespace,)
+            f"SELECT COUNT(*) FROM agentmem_records WHERE namespace = ? AND {LIVE}",
+            (namespace, time.time()),
         )
         return int(row[0])
+
+    def set_expiry(self, namespace: str, record_ids: Sequence[str], at: float | None) -> None:
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return
+        now = time.time()
+        with self._write() as cur:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                cur.execute(
+                    self.q(
+                        "UPDATE agentmem_records SET expires_at = ? "
+                        f"WHERE namespace = ? AND id IN ({marks}) AND {LIVE}"
+                    ),
+                    (at, namespace, *chunk, now),
+                )
+
+    def expiring_namespaces(self, now: float) -> list[str]:
+        rows = self._fetchall(
+            "SELECT DISTINCT namespace FROM agentmem_records WHERE expires_at <= ? ORDER BY 1",
+            (now,),
+        )
+        return [r[0] for r in rows]
 
     def touch(self, rids: Sequence[int], at: float) -> None:
         if not rids:
@@ -364,8 +410,9 @@ class SQLBackend(Backend):
 
     def namespaces(self) -> list[str]:
         rows = self._fetchall(
-            "SELECT namespace FROM agentmem_records UNION "
-            "SELECT namespace FROM agentmem_messages ORDER BY 1"
+            f"SELECT namespace FROM agentmem_records WHERE {LIVE} UNION "
+            "SELECT namespace FROM agentmem_messages ORDER BY 1",
+            (time.time(),),
         )
         return [r[0] for r in rows]
 
@@ -422,8 +469,6 @@ class SQLBackend(Backend):
     def append_messages(self, namespace: str, thread: str, payloads: Sequence[str]) -> None:
         if not payloads:
             return
-        import time
-
         now = time.time()
         with self._write() as cur:
             # One batch stays contiguous in the thread even with concurrent appenders.

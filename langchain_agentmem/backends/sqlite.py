@@ -12,11 +12,7 @@ from pathlib import Path
 from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
 from langchain_agentmem.errors import StoreError
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS agentmem_meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
+_V1 = """
 CREATE TABLE IF NOT EXISTS agentmem_records (
     rid INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -52,6 +48,42 @@ CREATE TABLE IF NOT EXISTS agentmem_messages (
 CREATE INDEX IF NOT EXISTS agentmem_messages_thread ON agentmem_messages (namespace, thread, seq);
 """
 
+# SQLite cannot drop a UNIQUE constraint: the records table is rebuilt, rids kept (they
+# key the saved indexes) and the AUTOINCREMENT counter carried over so none is reused.
+_V2 = """
+CREATE TABLE agentmem_records_v2 (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    thread TEXT,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_accessed_at REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    expires_at REAL,
+    UNIQUE (namespace, id)
+);
+INSERT INTO agentmem_records_v2 (rid, id, namespace, thread, text, metadata, embedding,
+    created_at, updated_at, last_accessed_at, access_count)
+    SELECT rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at,
+    last_accessed_at, access_count FROM agentmem_records;
+DELETE FROM sqlite_sequence WHERE name = 'agentmem_records_v2';
+INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'agentmem_records_v2', seq FROM sqlite_sequence WHERE name = 'agentmem_records';
+DROP TABLE agentmem_records;
+ALTER TABLE agentmem_records_v2 RENAME TO agentmem_records;
+CREATE INDEX agentmem_records_ns ON agentmem_records (namespace, created_at);
+CREATE INDEX agentmem_records_expiry ON agentmem_records (namespace, expires_at)
+    WHERE expires_at IS NOT NULL;
+CREATE INDEX agentmem_records_id ON agentmem_records (id)
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+"""Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
+
 
 class SQLiteBackend(SQLBackend):
     """A SQLite file (or ``:memory:``) holding records, the audit log and messages.
@@ -83,23 +115,35 @@ class SQLiteBackend(SQLBackend):
         self._closed = False
         self._migrate()
 
+    def schema_version(self) -> int:
+        """The schema version the store is at."""
+        row = self._fetchone("SELECT value FROM agentmem_meta WHERE key = 'schema_version'")
+        return 0 if row is None else int(row[0])
+
     def _migrate(self) -> None:
         with self._write() as cur:
-            for statement in _DDL.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS agentmem_meta "
+                "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
             row = cur.execute(
                 "SELECT value FROM agentmem_meta WHERE key = 'schema_version'"
             ).fetchone()
-            if row is None:
-                cur.execute(
-                    "INSERT INTO agentmem_meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-            elif int(row[0]) > SCHEMA_VERSION:
+            current = 0 if row is None else int(row[0])
+            if current > SCHEMA_VERSION:
                 raise StoreError(
-                    f"store {self.path!r} has schema version {row[0]}, newer than this "
+                    f"store {self.path!r} has schema version {current}, newer than this "
                     f"langchain-agentmem understands ({SCHEMA_VERSION}); upgrade the package"
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        cur.execute(statement)
+            if current < SCHEMA_VERSION:
+                cur.execute(
+                    "INSERT OR REPLACE INTO agentmem_meta (key, value) "
+                    "VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
                 )
 
     def _check_open(self) -> None:

@@ -266,12 +266,12 @@ class AgentMemoryRecall(BaseMemory):
         Each deletion is logged in the audit log.
         """
         for record_id in self._mine(self.memory.records(self.namespace)):
-            self.memory.delete(record_id, namespace=self.namespace)
+            self.memory.delete(record_id, namespace=self.namespace, missing_ok=True)
 
     async def aclear(self) -> None:
         """Async :meth:`clear`."""
         for record_id in self._mine(await self.memory.arecords(self.namespace)):
-            await self.memory.adelete(record_id, namespace=self.namespace)
+            await self.memory.adelete(record_id, namespace=self.namespace, missing_ok=True)
 
     def __repr__(self) -> str:
         return (

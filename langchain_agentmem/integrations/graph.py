@@ -1,10 +1,12 @@
 """LangGraph nodes backed by ``AgentMemory``: recall, and a policy node that retains or forgets.
 
 The user (namespace) comes from ``config["configurable"]["user_id"]`` (the key is
-configurable) and the conversation from LangGraph's ``thread_id``, so one compiled graph
-serves every user; what one thread of a user was told, the user's other threads recall,
-and no other user ever sees it. The nodes work with any checkpointer (``InMemorySaver``,
-``SqliteSaver``, ``PostgresSaver``), sync (``invoke`` / ``stream``) and async.
+configurable), or on a LangGraph server with authentication from the authenticated
+identity (``langgraph_auth_user_id``), and the conversation from LangGraph's
+``thread_id``, so one compiled graph serves every user; what one thread of a user was
+told, the user's other threads recall, and no other user ever sees it. The nodes work with
+any checkpointer (``InMemorySaver``, ``SqliteSaver``, ``PostgresSaver``), sync (``invoke`` /
+``stream``) and async.
 
 Usage:
     .. code-block:: python
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypedDict
+from urllib.parse import quote
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import (
@@ -55,7 +58,7 @@ from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.chat_history import check_positive_int, check_roles
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_name
+from langchain_agentmem.validation import check_k, check_name, check_namespace
 
 DEFAULT_HEADER = "Relevant memories from earlier conversations:"
 
@@ -87,14 +90,21 @@ def check_memory(memory: object) -> AgentMemory:
     return memory
 
 
+AUTH_USER_KEY = "langgraph_auth_user_id"
+"""The ``configurable`` key where a LangGraph server puts the authenticated user's id."""
+
+
 def user_namespace(
     config: Mapping[str, Any] | None, user_key: str, *, context: object = None
 ) -> str:
     """The namespace of the user a run belongs to.
 
-    Read from ``config["configurable"][user_key]``, else from the run context (a mapping
-    or an object with that attribute). Both present and different is an error: memory is
-    never written to a namespace the caller did not mean.
+    On a LangGraph server with authentication, the user is the authenticated identity
+    (``configurable["langgraph_auth_user_id"]``), which clients cannot set; a
+    ``user_key`` value that names someone else is refused. Otherwise it is read from
+    ``config["configurable"][user_key]``, else from the run context (a mapping or an
+    object with that attribute). Both present and different is an error: memory is never
+    written to a namespace the caller did not mean.
 
     Raises:
         InvalidInputError: no user id anywhere, or two that disagree.
@@ -111,13 +121,33 @@ def user_namespace(
             f"context.{user_key}={from_context!r}; pass one"
         )
     user = from_config if from_config is not None else from_context
+    authenticated = configurable.get(AUTH_USER_KEY)
+    if authenticated:
+        if user is not None and user != authenticated:
+            raise InvalidInputError(
+                f"the run names user {user!r} but the authenticated user is "
+                f"{authenticated!r}; on a LangGraph server memory belongs to the "
+                "authenticated user, leave the user id out of the config"
+            )
+        return check_namespace(authenticated, what=f"configurable[{AUTH_USER_KEY!r}]")
     if user is None:
         raise InvalidInputError(
             f"no user id in the run config: pass config={{'configurable': {{{user_key!r}: "
             f"'alice', 'thread_id': 't1'}}}} (memory is per user; it is never shared by "
             "default)"
         )
-    return check_name(user, what=f"configurable[{user_key!r}]")
+    return check_namespace(user, what=f"configurable[{user_key!r}]")
+
+
+def user_thread_id(user: str, thread: str) -> str:
+    """A LangGraph ``thread_id`` for ``thread`` of ``user`` that no other pair shares.
+
+    LangGraph keys checkpoints by ``thread_id`` alone; both parts are percent-encoded
+    before they are joined, so ``("a/b", "c")`` and ``("a", "b/c")`` never collide.
+    """
+    user = check_name(user, what="user")
+    thread = check_name(thread, what="thread")
+    return f"{quote(user, safe='')}/{quote(thread, safe='')}"
 
 
 def run_thread(config: Mapping[str, Any] | None) -> str | None:
@@ -464,4 +494,5 @@ __all__ = [
     "policy_node",
     "recall_node",
     "trim_removals",
+    "user_thread_id",
 ]

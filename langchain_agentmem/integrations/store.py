@@ -2,26 +2,30 @@
 
 Code written for LangGraph's store (``create_agent(store=...)``, tools that use
 ``runtime.store``, LangMem's store-backed tools) reads and writes our memory, with
-semantic search by the memory's embedding model.
+semantic search by the memory's embedding model, as LangGraph's own stores do.
 
-How LangGraph items map onto memory records (collision-free):
+How LangGraph items map onto memory records:
 
-- A namespace tuple ``("users", "a/b")`` becomes the memory namespace
-  ``"<prefix>/users/a%2Fb"``: each label is percent-encoded (``/`` and ``%`` included),
-  so distinct tuples never share a namespace. Memory namespaces under ``<prefix>/`` are
-  the store's; ``list_namespaces`` decodes them.
-- An item's record id is ``"<prefix>:" + sha256(JSON [prefix, namespace, key])``: one
-  record per (namespace, key), stable across processes.
-- The record's text is what is embedded: the item's ``index`` fields (LangGraph path
-  syntax, several texts joined by newlines), by default the whole value as JSON. The
-  value itself, the key and whether it is indexed are kept in the record's metadata
-  (``lg_value``, ``lg_key``, ``lg_indexed``).
+- A namespace tuple ``("users", "a/b")`` becomes one memory namespace: a reserved mark,
+  the store's ``prefix``, then each label percent-encoded (``/`` and ``%`` included), so
+  distinct tuples never share a namespace. Reserved namespaces are unreachable from every
+  other surface (a user id, a config, a model argument cannot name them), and only the
+  canonical spelling of a tuple is read back.
+- An item's key is its record id in that namespace (ids are unique per namespace).
+- Each indexed field (a LangGraph path: ``"$"`` for the whole value, ``"a.b"``,
+  ``"a[*].c"``, ...) is embedded on its own; a query scores an item by its best field
+  (cosine similarity), as LangGraph's stores do. The value, the field vectors and the TTL
+  live in the record's metadata; malformed records are passed over.
 
-New keys are offered through the memory's policy, like every write: a capacity-bound
-policy may forget old items, and every decision lands in the audit log. A policy that
-declines an item (NOOP) leaves the key absent. Updating a key replaces its record in
-place; putting ``None`` deletes it. Labels follow LangGraph's rules (non-empty strings
-without ``.``); TTLs are not supported.
+Writes by key are atomic: the existence check and the write happen inside the namespace's
+locked transaction, so concurrent puts of one key never fail (the last one wins) and
+deleting a missing key is not an error. New keys are offered through the memory's policy,
+like every write: a capacity-bound policy may forget old items, and every decision lands
+in the audit log. A policy that declines an item (NOOP) leaves the key absent.
+
+TTL (LangGraph's ``ttl`` config, ``ttl=`` minutes per put, ``refresh_ttl`` on reads) uses
+the memory's record expiry: expired items are invisible to every read at once and swept
+on write, by :meth:`AgentMemoryStore.sweep_ttl` or by the sweeper thread.
 
 Within one ``batch``, reads see the store as it was before the batch and puts apply after
 them in order, the last put of a key winning (as LangGraph's own stores do).
@@ -30,13 +34,19 @@ them in order, the last put of a key winning (as LangGraph's own stores do).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
+import base64
+import concurrent.futures
+import logging
+import math
+import re
+import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
+import numpy as np
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -48,17 +58,82 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 from langgraph.store.base import validate_op_namespace as _validate_labels
 from langgraph.store.base.embed import get_text_at_path
 
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, RecordNotFoundError
+from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.graph import check_memory
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_name
+from langchain_agentmem.types import MemoryRecord, Vector
+from langchain_agentmem.validation import STORE_MARK, StoreNamespace, check_name
+
+logger = logging.getLogger(__name__)
 
 _EPOCH = datetime.fromtimestamp(0, tz=timezone.utc)
+_TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
+_NAME = r"[^.\[\]{},]+"
+_SEGMENT = rf"(?:{_NAME}|\{{{_NAME}(?:,{_NAME})*\}})(?:\[(?:\*|-?\d+)\])*"
+_PATH = re.compile(rf"^(?:\$|{_SEGMENT}(?:\.{_SEGMENT})*)$")
+
+
+def check_fields(fields: object, *, what: str = "fields") -> list[str]:
+    """A list of LangGraph field paths, each checked; a clear error naming a bad one."""
+    if isinstance(fields, str) or not isinstance(fields, Sequence):
+        raise InvalidTypeError(
+            f"{what} must be a list of str paths such as ['$'] or ['content'], got {fields!r:.60}"
+        )
+    out = []
+    for path in fields:
+        if not isinstance(path, str):
+            raise InvalidTypeError(f"{what} holds {path!r:.40}, not a str path")
+        if not _PATH.match(path):
+            raise InvalidInputError(
+                f"field path {path!r} does not parse; use '$' (the whole value), 'a', 'a.b', "
+                "'a[0]', 'a[*].b' or 'a.{b,c}'"
+            )
+        out.append(path)
+    return out
+
+
+def check_ttl_config(ttl: object) -> TTLConfig | None:
+    """LangGraph's ``TTLConfig``, checked: known keys, positive minutes."""
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping):
+        raise InvalidTypeError(f"ttl must be a TTLConfig dict or None, got {type(ttl).__name__}")
+    unknown = sorted(str(k) for k in ttl if k not in _TTL_KEYS)
+    if unknown:
+        raise InvalidInputError(f"unknown ttl config keys {unknown}; use {list(_TTL_KEYS)}")
+    for key in ("default_ttl", "sweep_interval_minutes"):
+        if ttl.get(key) is not None:
+            check_minutes(ttl[key], what=f"ttl[{key!r}]")
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise InvalidTypeError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    return TTLConfig(**ttl)  # type: ignore[typeddict-item]
+
+
+def check_minutes(value: object, *, what: str = "ttl") -> float:
+    """A positive, finite number of minutes."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidTypeError(f"{what} must be minutes (a number), got {value!r:.40}")
+    if not (value > 0 and math.isfinite(value)):
+        raise InvalidInputError(
+            f"{what} must be a positive number of minutes, got {value!r}; pass ttl=None for "
+            "an item that never expires"
+        )
+    return float(value)
+
+
+def _pack(vector: Vector) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _unpack(text: str) -> Vector:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
 
 
 def _compare(value: Any, wanted: Any) -> bool:
@@ -119,12 +194,16 @@ class AgentMemoryStore(BaseStore):
 
             from langchain_agentmem import AgentMemory, AgentMemoryStore
 
-            store = AgentMemoryStore(AgentMemory("sqlite:///memory.db"), fields=["text"])
+            store = AgentMemoryStore(AgentMemory("sqlite:///memory.db"))
+            # embed only some fields (LangMem's items keep their text under "content"):
+            store = AgentMemoryStore(memory, fields=["content"])
+            # LangGraph's TTL: items expire 60 minutes after their last write or read
+            store = AgentMemoryStore(memory, ttl={"default_ttl": 60, "sweep_interval_minutes": 5})
 
     Usage:
         .. code-block:: python
 
-            store.put(("memories", "alice"), "diet", {"text": "Alice is vegetarian."})
+            store.put(("memories", "alice"), "diet", {"content": "Alice is vegetarian."})
             store.get(("memories", "alice"), "diet").value
             store.search(("memories", "alice"), query="what does she eat?", limit=3)
 
@@ -132,12 +211,16 @@ class AgentMemoryStore(BaseStore):
 
     Args:
         memory: The memory the items live in.
-        prefix: Memory namespaces of this store start with ``prefix + "/"``.
-        fields: Default paths of a value to embed (LangGraph syntax, ``"$"``: the whole
-            value as JSON); a put's ``index`` argument overrides them.
+        prefix: Names this store's part of the memory (two stores with different
+            prefixes share a memory without seeing each other's items).
+        fields: Paths of a value to embed, each on its own (LangGraph syntax; default
+            ``["$"]``: the whole value as JSON); a put's ``index`` argument overrides them.
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read``
+            (default ``True``), ``sweep_interval_minutes`` (starts a sweeper thread,
+            stopped by :meth:`close` or :meth:`stop_ttl_sweeper`).
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -145,152 +228,239 @@ class AgentMemoryStore(BaseStore):
         *,
         prefix: str = "lg",
         fields: Sequence[str] | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         self.memory = check_memory(memory)
         prefix = check_name(prefix, what="prefix")
-        if "/" in prefix or ":" in prefix:
-            raise InvalidInputError(f"prefix {prefix!r} must not contain '/' or ':'")
+        if "/" in prefix or "%" in prefix or STORE_MARK in prefix:
+            raise InvalidInputError(f"prefix {prefix!r} must not contain '/', '%' or \\x1f")
         self.prefix = prefix
-        if fields is None:
-            fields = ["$"]
-        if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
-            raise InvalidTypeError(f"fields must be a list of str paths, got {fields!r:.60}")
-        self.fields = list(fields)
+        self.fields = check_fields(["$"] if fields is None else fields)
+        self.ttl_config = check_ttl_config(ttl)
+        self._head = f"{STORE_MARK}{prefix}/"
+        self._warned: set[tuple[str, ...]] = set()
+        self._sweeper: threading.Thread | None = None
+        self._stop = threading.Event()
+        if self.ttl_config and self.ttl_config.get("sweep_interval_minutes"):
+            self.start_ttl_sweeper()
 
     # -- the mapping -----------------------------------------------------------------------
-    def memory_namespace(self, namespace: tuple[str, ...]) -> str:
-        """The memory namespace that holds the items of ``namespace``."""
-        return "/".join([self.prefix, *(quote(label, safe="") for label in namespace)])
+    def memory_namespace(self, namespace: tuple[str, ...]) -> StoreNamespace:
+        """The (reserved) memory namespace that holds the items of ``namespace``."""
+        labels = "/".join(quote(label, safe="") for label in namespace)
+        return StoreNamespace(self._head + labels)
 
     def store_namespace(self, memory_namespace: str) -> tuple[str, ...] | None:
-        """The store namespace of a memory namespace (``None``: not one of this store's)."""
-        head = self.prefix + "/"
-        if not memory_namespace.startswith(head):
+        """The store namespace of a memory namespace (``None``: not this store's, or not
+        spelled canonically)."""
+        if not memory_namespace.startswith(self._head):
             return None
-        return tuple(unquote(label) for label in memory_namespace[len(head) :].split("/"))
+        decoded = tuple(unquote(label) for label in memory_namespace[len(self._head) :].split("/"))
+        if not all(decoded) or self.memory_namespace(decoded) != memory_namespace:
+            return None
+        return decoded
 
-    def record_id(self, namespace: tuple[str, ...], key: str) -> str:
-        """The record id of an item."""
-        blob = json.dumps([self.prefix, list(namespace), key], ensure_ascii=False)
-        return f"{self.prefix}:{hashlib.sha256(blob.encode('utf-8')).hexdigest()}"
+    @staticmethod
+    def _value(record: MemoryRecord) -> dict[str, Any] | None:
+        value = record.metadata.get("lg_value")
+        return dict(value) if isinstance(value, Mapping) else None
 
-    def _parts(self, record: MemoryRecord) -> dict[str, Any]:
+    def _item(self, record: MemoryRecord, namespace: tuple[str, ...]) -> Item | None:
+        value = self._value(record)
+        if value is None:  # not written by a store: pass over it
+            return None
         created = record.created_at or _EPOCH
-        return {
-            "namespace": self.store_namespace(record.namespace) or (),
-            "key": str(record.metadata["lg_key"]),
-            "value": dict(record.metadata["lg_value"]),
-            "created_at": created,
-            "updated_at": record.updated_at or created,
-        }
+        return Item(
+            namespace=namespace,
+            key=record.id,
+            value=value,
+            created_at=created,
+            updated_at=record.updated_at or created,
+        )
 
-    def _item(self, record: MemoryRecord) -> Item:
-        return Item(**self._parts(record))
-
-    def _search_item(self, record: MemoryRecord) -> SearchItem:
-        return SearchItem(**self._parts(record), score=record.score)
-
-    def _text(self, op: PutOp) -> tuple[str, bool]:
+    def _texts(self, namespace: tuple[str, ...], op: PutOp) -> tuple[list[str], list[str]]:
+        """The embedded fields of a put: their paths and texts (one text per match)."""
         assert op.value is not None  # deletes never get here
-        paths = self.fields if op.index is None else op.index
-        texts: list[str] = []
-        if paths is not False:
-            for path in paths:
-                texts.extend(t for t in get_text_at_path(op.value, path) if t.strip())
-        if texts:
-            return "\n".join(texts), True
-        return op.key, False  # stored and gettable, never ranked by a query
-
-    # -- ops -------------------------------------------------------------------------------
-    def _find(self, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:
-        try:
-            return self.memory.get(
-                self.record_id(namespace, key), namespace=self.memory_namespace(namespace)
+        if op.index is False:
+            return [], []
+        explicit = op.index is not None
+        paths = check_fields(op.index, what="index") if op.index is not None else self.fields
+        found: list[tuple[str, str]] = []
+        for path in paths:
+            found.extend((path, t) for t in get_text_at_path(op.value, path) if t.strip())
+        if not found and (explicit or paths != ["$"]) and namespace not in self._warned:
+            self._warned.add(namespace)
+            warnings.warn(
+                f"store item {op.key!r} in namespace {namespace} holds none of the indexed "
+                f"fields {paths}; it is stored but search never ranks it. Index the fields "
+                "your items have (LangMem's items keep their text under 'content'), or "
+                "pass index=False (warned once per namespace)",
+                UserWarning,
+                stacklevel=4,
             )
-        except RecordNotFoundError:
+        return [p for p, _ in found], [t for _, t in found]
+
+    def _ttl_minutes(self, op: PutOp) -> float | None:
+        if op.ttl is None:
             return None
+        return check_minutes(op.ttl)
 
-    def _get(self, op: GetOp) -> Item | None:
-        found = self._find(op.namespace, op.key)
-        return None if found is None else self._item(found)
-
-    def _put(self, op: PutOp) -> None:
-        if op.ttl is not None:
-            raise NotImplementedError(
-                f"TTL is not supported by AgentMemoryStore (got ttl={op.ttl}); pass ttl=None "
-                "and let the memory policy forget"
+    # -- writes ----------------------------------------------------------------------------
+    def _write(self, op: PutOp, paths: list[str], texts: list[str], vectors: Vector) -> None:
+        ns = self.memory_namespace(op.namespace)
+        key = check_name(op.key, what="key")
+        if op.value is None:
+            self.memory.delete(key, namespace=ns, missing_ok=True)
+            return
+        minutes = self._ttl_minutes(op)
+        meta: dict[str, Any] = {"lg_value": dict(op.value), "lg_ttl": minutes}
+        if texts:
+            meta["lg_fields"] = paths
+            meta["lg_vectors"] = [_pack(v) for v in vectors]
+            mean = vectors.mean(axis=0)
+            primary = mean if float(np.linalg.norm(mean)) > 1e-6 else vectors[0]
+            self.memory.put(
+                key,
+                "\n".join(texts),
+                namespace=ns,
+                metadata=meta,
+                ttl=None if minutes is None else timedelta(minutes=minutes),
+                embedding=primary,
             )
+        else:  # stored and gettable, never ranked by a query
+            self.memory.put(
+                key,
+                key,
+                namespace=ns,
+                metadata=meta,
+                ttl=None if minutes is None else timedelta(minutes=minutes),
+            )
+
+    def _check_put(self, op: PutOp) -> None:
         if not op.namespace:
             raise InvalidInputError("namespace is empty; pass a tuple such as ('memories', 'u1')")
-        key = check_name(op.key, what="key")
-        ns = self.memory_namespace(op.namespace)
-        existing = self._find(op.namespace, key)
+        check_name(op.key, what="key")
         if op.value is None:
-            if existing is not None:
-                self.memory.delete(existing.id, namespace=ns)
             return
         if not isinstance(op.value, Mapping):
             raise InvalidTypeError(
                 f"a store value must be a dict, got {type(op.value).__name__}; wrap it as "
                 "{'value': ...}"
             )
-        text, indexed = self._text(op)
-        meta = {"lg_key": key, "lg_value": dict(op.value), "lg_indexed": indexed}
-        if existing is not None:
-            self.memory.update(existing.id, text, namespace=ns, metadata=meta)
-        else:
-            self.memory.add(
-                text, namespace=ns, metadata=meta, record_id=self.record_id(op.namespace, key)
-            )
+        self._ttl_minutes(op)
 
-    def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    def _puts(self, puts: list[PutOp]) -> list[tuple[PutOp, list[str], list[str]]]:
+        planned = []
+        for op in puts:
+            self._check_put(op)
+        for op in puts:
+            paths, texts = ([], []) if op.value is None else self._texts(tuple(op.namespace), op)
+            planned.append((op, paths, texts))
+        return planned
+
+    def _apply_puts(self, puts: list[PutOp]) -> None:
+        planned = self._puts(puts)
+        texts = [t for _, _, ts in planned for t in ts]
+        vectors = embed_texts(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
+        at = 0
+        for op, paths, ts in planned:
+            self._write(op, paths, ts, np.asarray(vectors[at : at + len(ts)], dtype=np.float32))
+            at += len(ts)
+
+    async def _aapply_puts(self, puts: list[PutOp]) -> None:
+        planned = self._puts(puts)
+        texts = [t for _, _, ts in planned for t in ts]
+        vectors = await aembed_texts(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
+        at = 0
+        for op, paths, ts in planned:
+            chunk = np.asarray(vectors[at : at + len(ts)], dtype=np.float32)
+            await asyncio.to_thread(self._write, op, paths, ts, chunk)
+            at += len(ts)
+
+    # -- reads -----------------------------------------------------------------------------
+    def _refresh(self, namespace: StoreNamespace, records: Sequence[MemoryRecord]) -> None:
+        """Restart the TTL of items read (those written with one)."""
+        by_ttl: dict[float, list[str]] = {}
+        for r in records:
+            minutes = r.metadata.get("lg_ttl")
+            if isinstance(minutes, (int, float)) and minutes > 0:
+                by_ttl.setdefault(float(minutes), []).append(r.id)
+        for minutes, ids in by_ttl.items():
+            self.memory.set_expiry(ids, namespace=namespace, ttl=timedelta(minutes=minutes))
+
+    def _get(self, op: GetOp) -> Item | None:
+        ns = self.memory_namespace(op.namespace)
+        found = self.memory.get_many([check_name(op.key, what="key")], namespace=ns)
+        item = self._item(found[0], tuple(op.namespace)) if found else None
+        if item is not None and op.refresh_ttl:
+            self._refresh(ns, found)
+        return item
+
+    def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[StoreNamespace, tuple[str, ...]]]:
         out = []
-        for name in self.memory.namespaces():
+        for name in self.memory._store_namespaces(self._head):
             decoded = self.store_namespace(name)
             if decoded is not None and decoded[: len(prefix)] == prefix:
                 out.append((name, decoded))
         return out
 
-    def _keep(self, record: MemoryRecord, op: SearchOp) -> bool:
+    @staticmethod
+    def _keep(value: Mapping[str, Any], op: SearchOp) -> bool:
         if not op.filter:
             return True
-        value = record.metadata.get("lg_value") or {}
         return all(_compare(value.get(k), v) for k, v in op.filter.items())
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    @staticmethod
+    def _score(record: MemoryRecord, query: Vector) -> float | None:
+        packed = record.metadata.get("lg_vectors")
+        if not isinstance(packed, list) or not packed:
+            return None
+        try:
+            vectors = np.stack([_unpack(p) for p in packed])
+        except (ValueError, TypeError):
+            return None
+        if vectors.shape[1] != query.shape[0]:
+            return None
+        return float((vectors @ query).max())
+
+    def _search(self, op: SearchOp, query: Vector | None) -> list[SearchItem]:
         if op.limit < 1 or op.offset < 0:
             raise InvalidInputError(
                 f"limit must be >= 1 and offset >= 0, got limit={op.limit}, offset={op.offset}"
             )
-        want = op.offset + op.limit
-        found: list[MemoryRecord] = []
-        if op.query:
-            unranked: list[MemoryRecord] = []
-            for name, _ in self._namespaces(tuple(op.namespace_prefix)):
-                k = want
-                while True:
-                    hits = self.memory.search(op.query, namespace=name, k=k, mode="dense")
-                    kept = [
-                        r for r in hits if r.metadata.get("lg_indexed", True) and self._keep(r, op)
-                    ]
-                    if len(kept) >= want or len(hits) < k:
-                        break
-                    k *= 4
-                found.extend(kept[:want])
-                if len(kept) < want:  # the ranking is exhausted: unindexed items come last
-                    unranked.extend(
-                        r
-                        for r in self.memory.records(name)
-                        if not r.metadata.get("lg_indexed", True) and self._keep(r, op)
-                    )
-            found.sort(key=lambda r: -(r.score or 0.0))
-            found.extend(sorted(unranked, key=lambda r: r.updated_at or _EPOCH, reverse=True))
+        scored: list[tuple[float | None, Item, StoreNamespace, MemoryRecord]] = []
+        for name, decoded in self._namespaces(tuple(op.namespace_prefix)):
+            for record in self.memory.records(name):
+                item = self._item(record, decoded)
+                if item is None or not self._keep(item.value, op):
+                    continue
+                score = None if query is None else self._score(record, query)
+                scored.append((score, item, name, record))
+        if query is None:
+            scored.sort(key=lambda s: (s[1].updated_at, s[1].key), reverse=True)
         else:
-            for name, _ in self._namespaces(tuple(op.namespace_prefix)):
-                found.extend(r for r in self.memory.records(name) if self._keep(r, op))
-            found.sort(key=lambda r: (r.updated_at or _EPOCH, r.id), reverse=True)
-        page = found[op.offset : op.offset + op.limit]
-        return [self._search_item(r) for r in page]
+            ranked = sorted((s for s in scored if s[0] is not None), key=lambda s: -(s[0] or 0.0))
+            unranked = [s for s in scored if s[0] is None]
+            unranked.sort(key=lambda s: s[1].updated_at, reverse=True)
+            scored = ranked + unranked
+        page = scored[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            by_ns: dict[StoreNamespace, list[MemoryRecord]] = {}
+            for _, _, name, record in page:
+                by_ns.setdefault(name, []).append(record)
+            for name, records in by_ns.items():
+                self._refresh(name, records)
+        return [
+            SearchItem(
+                namespace=item.namespace,
+                key=item.key,
+                value=item.value,
+                created_at=item.created_at,
+                updated_at=item.updated_at,
+                score=score,
+            )
+            for score, item, _, _ in page
+        ]
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         names = {decoded for _, decoded in self._namespaces(())}
@@ -300,9 +470,9 @@ class AgentMemoryStore(BaseStore):
             names = {n[: op.max_depth] for n in names}
         return sorted(names)[op.offset : op.offset + op.limit]
 
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ops: reads first (in order, on the state before the batch), then the puts."""
-        ops = list(ops)
+    # -- batches ---------------------------------------------------------------------------
+    @staticmethod
+    def _check_ops(ops: list[Op]) -> None:
         for op in ops:
             if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
                 raise InvalidTypeError(
@@ -310,26 +480,125 @@ class AgentMemoryStore(BaseStore):
                     "ListNamespacesOp"
                 )
             _validate_labels(op)
-        results: list[Result] = []
+
+    @staticmethod
+    def _last_puts(ops: list[Op]) -> list[PutOp]:
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                puts.pop((tuple(op.namespace), op.key), None)
+                puts[(tuple(op.namespace), op.key)] = op
+        return list(puts.values())
+
+    def _reads(self, ops: list[Op], queries: Mapping[str, Vector]) -> list[Result]:
+        results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(self._search(op, queries.get(op.query) if op.query else None))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list(op))
             else:
-                puts.pop((tuple(op.namespace), op.key), None)
-                puts[(tuple(op.namespace), op.key)] = op
                 results.append(None)
-        for put in puts.values():
-            self._put(put)
+        return results
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ops: reads first (in order, on the state before the batch), then the puts."""
+        ops = list(ops)
+        self._check_ops(ops)
+        puts = self._last_puts(ops)
+        for put in puts:  # refuse bad input before anything is read or written
+            self._check_put(put)
+        queries = {
+            q: np.asarray(embed_query(self.memory.embeddings, q), dtype=np.float32)
+            for q in {op.query for op in ops if isinstance(op, SearchOp) and op.query}
+        }
+        results = self._reads(ops, queries)
+        if puts:
+            self._apply_puts(puts)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async :meth:`batch` (run in a worker thread)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """Async :meth:`batch` (embeddings awaited, store calls in a worker thread)."""
+        ops = list(ops)
+        self._check_ops(ops)
+        puts = self._last_puts(ops)
+        for put in puts:
+            self._check_put(put)
+        queries = {}
+        for q in {op.query for op in ops if isinstance(op, SearchOp) and op.query}:
+            vector = await aembed_query(self.memory.embeddings, q)
+            queries[q] = np.asarray(vector, dtype=np.float32)
+        results = await asyncio.to_thread(self._reads, ops, queries)
+        if puts:
+            await self._aapply_puts(puts)
+        return results
+
+    # -- TTL sweeping ----------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Delete this store's expired items now; returns how many."""
+        names = self.memory._store_namespaces(self._head, expiring=True)
+        return sum(self.memory.sweep(name) for name in names)
+
+    async def asweep_ttl(self) -> int:
+        """Async :meth:`sweep_ttl`."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep expired items every ``sweep_interval_minutes`` in a daemon thread.
+
+        Defaults to the ``ttl`` config's interval (else 5 minutes). Returns a future that
+        completes when the sweeper stops; cancelling it stops the sweeper.
+        """
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if self._sweeper is not None and self._sweeper.is_alive():
+            future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+            return future
+        configured = (self.ttl_config or {}).get("sweep_interval_minutes")
+        minutes = check_minutes(
+            sweep_interval_minutes or configured or 5, what="sweep_interval_minutes"
+        )
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.wait(minutes * 60):
+                try:
+                    swept = self.sweep_ttl()
+                    if swept:
+                        logger.info("AgentMemoryStore swept %d expired items", swept)
+                except Exception:  # a failed sweep is retried next time; the thread lives on
+                    logger.exception("AgentMemoryStore TTL sweep failed")
+            if not future.done():
+                future.set_result(None)
+
+        self._sweeper = threading.Thread(target=loop, daemon=True, name="agentmem-ttl-sweeper")
+        self._sweeper.start()
+        future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; ``False`` if it did not stop within ``timeout`` s."""
+        if self._sweeper is None or not self._sweeper.is_alive():
+            return True
+        self._stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+    def close(self) -> None:
+        """Stop the sweeper (the memory stays open: close it yourself)."""
+        self.stop_ttl_sweeper()
+
+    def __enter__(self) -> AgentMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"AgentMemoryStore({self.memory!r}, prefix={self.prefix!r}, fields={self.fields})"

@@ -23,7 +23,6 @@ from typing import Any
 from langchain.tools import ToolRuntime, tool
 from langchain_core.tools import BaseTool
 
-from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import check_memory, run_thread, user_namespace
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
@@ -81,19 +80,21 @@ def memory_tools(memory: AgentMemory, *, user_key: str = "user_id", k: int = 4) 
         )
         return _ops(ops)
 
+    def _forgot(memory_id: str, op: MemoryOp | None) -> str:
+        if op is None:
+            return f"No memory {memory_id!r}; search first to get the id in brackets."
+        return _ops([op])
+
+    # The check and the delete are one atomic step: two parallel calls on one id never
+    # raise; the second finds it gone.
     def forget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        try:
-            return _ops([memory.delete(memory_id, namespace=namespace)])
-        except RecordNotFoundError:
-            return f"No memory {memory_id!r}; search first to get the id in brackets."
+        return _forgot(memory_id, memory.delete(memory_id, namespace=namespace, missing_ok=True))
 
     async def aforget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        try:
-            return _ops([await memory.adelete(memory_id, namespace=namespace)])
-        except RecordNotFoundError:
-            return f"No memory {memory_id!r}; search first to get the id in brackets."
+        op = await memory.adelete(memory_id, namespace=namespace, missing_ok=True)
+        return _forgot(memory_id, op)
 
     def make(name: str, description: str, func: Any, coroutine: Any) -> BaseTool:
         func.__doc__ = coroutine.__doc__ = description

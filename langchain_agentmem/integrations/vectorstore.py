@@ -59,9 +59,9 @@ class AgentMemoryVectorStore(VectorStore):
             store.delete(ids)
             retriever = store.as_retriever(search_kwargs={"k": 3})
 
-    Record ids are unique across the whole store: adding an id that belongs to another
-    namespace raises an error instead of touching it. Following LangChain's contract,
-    ``delete`` and ``get_by_ids`` pass over ids that are not in this namespace.
+    Record ids are unique per namespace: the same id in another namespace is another
+    record, never touched from here. Following LangChain's contract, ``delete`` and
+    ``get_by_ids`` pass over ids that are not in this namespace.
 
     Args:
         memory: The store.
@@ -92,8 +92,8 @@ class AgentMemoryVectorStore(VectorStore):
         texts: Iterable[str],
         metadatas: list[dict[str, Any]] | None,
         ids: Sequence[str | None] | None,
-    ) -> tuple[list[str], list[dict[str, Any] | None], list[str], list[bool]]:
-        """Check the input and split it into updates of existing records and new ones."""
+    ) -> tuple[list[str], list[dict[str, Any] | None], list[str]]:
+        """Check the input; every text gets an id (a new UUID where none is given)."""
         if isinstance(texts, str):
             raise InvalidTypeError("texts must be a list of str, not one str; wrap it in a list")
         text_list = [check_text(t) for t in texts]
@@ -109,14 +109,7 @@ class AgentMemoryVectorStore(VectorStore):
         id_list = [uuid.uuid4().hex if i is None else check_record_id(i) for i in given]
         if len(set(id_list)) != n:
             raise InvalidInputError(f"ids {id_list!r:.80} repeat an id; pass unique ids")
-        existing = {row.id: row.namespace for row in self.memory.backend.get_records(id_list)}
-        for record_id, owner in existing.items():
-            if owner != self.namespace:
-                raise InvalidInputError(
-                    f"record id {record_id!r} belongs to another namespace; ids are unique "
-                    "across the store, pass a different id"
-                )
-        return text_list, metas, id_list, [i in existing for i in id_list]
+        return text_list, metas, id_list
 
     def add_texts(
         self,
@@ -128,6 +121,9 @@ class AgentMemoryVectorStore(VectorStore):
     ) -> list[str]:
         """Embed and store texts; an id already in this namespace is updated in place.
 
+        Each id is written in one atomic step (exists? update : add), so concurrent
+        writers of one id never fail: the last one wins.
+
         Args:
             texts: The texts to store.
             metadatas: One metadata dict per text.
@@ -137,19 +133,14 @@ class AgentMemoryVectorStore(VectorStore):
             The ids, in the order of ``texts``.
         """
         _no_extra(kwargs, "add_texts")
-        texts_, metas, id_list, exists = self._plan(texts, metadatas, ids)
-        for text, meta, record_id, known in zip(texts_, metas, id_list, exists, strict=True):
-            if known:
-                self.memory.update(record_id, text, namespace=self.namespace, metadata=meta or {})
-        new = [i for i, known in enumerate(exists) if not known]
-        if new:
-            self.memory.add_many(
-                [texts_[i] for i in new],
-                namespace=self.namespace,
-                thread=self.thread,
-                metadatas=[metas[i] for i in new],
-                record_ids=[id_list[i] for i in new],
-            )
+        texts_, metas, id_list = self._plan(texts, metadatas, ids)
+        self.memory.put_many(
+            texts_,
+            namespace=self.namespace,
+            record_ids=id_list,
+            metadatas=metas,
+            thread=self.thread,
+        )
         return id_list
 
     async def aadd_texts(
@@ -162,21 +153,14 @@ class AgentMemoryVectorStore(VectorStore):
     ) -> list[str]:
         """Async :meth:`add_texts`."""
         _no_extra(kwargs, "aadd_texts")
-        texts_, metas, id_list, exists = await asyncio.to_thread(self._plan, texts, metadatas, ids)
-        for text, meta, record_id, known in zip(texts_, metas, id_list, exists, strict=True):
-            if known:
-                await self.memory.aupdate(
-                    record_id, text, namespace=self.namespace, metadata=meta or {}
-                )
-        new = [i for i, known in enumerate(exists) if not known]
-        if new:
-            await self.memory.aadd_many(
-                [texts_[i] for i in new],
-                namespace=self.namespace,
-                thread=self.thread,
-                metadatas=[metas[i] for i in new],
-                record_ids=[id_list[i] for i in new],
-            )
+        texts_, metas, id_list = self._plan(texts, metadatas, ids)
+        await self.memory.aput_many(
+            texts_,
+            namespace=self.namespace,
+            record_ids=id_list,
+            metadatas=metas,
+            thread=self.thread,
+        )
         return id_list
 
     def _check_ids(self, ids: object, method: str) -> list[str]:
@@ -190,23 +174,19 @@ class AgentMemoryVectorStore(VectorStore):
             )
         return [check_record_id(i) for i in ids]
 
-    def _ours(self, ids: list[str]) -> list[str]:
-        rows = self.memory.backend.get_records(ids)
-        found = {row.id for row in rows if row.namespace == self.namespace}
-        return [i for i in dict.fromkeys(ids) if i in found]
-
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
         """Delete records of this namespace by id; ids not in it are passed over.
 
         Returns:
-            ``True`` if every id was found and deleted, ``False`` if some were not here.
+            ``True`` if this call deleted every id, ``False`` if some were not here.
         """
         _no_extra(kwargs, "delete")
-        wanted = self._check_ids(ids, "delete")
-        ours = self._ours(wanted)
-        for record_id in ours:
-            self.memory.delete(record_id, namespace=self.namespace)
-        return len(ours) == len(set(wanted))
+        wanted = list(dict.fromkeys(self._check_ids(ids, "delete")))
+        deleted = [
+            self.memory.delete(record_id, namespace=self.namespace, missing_ok=True)
+            for record_id in wanted
+        ]
+        return all(op is not None for op in deleted)
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
         """Async :meth:`delete`."""
@@ -217,15 +197,7 @@ class AgentMemoryVectorStore(VectorStore):
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """Documents of this namespace with these ids (missing ones are left out)."""
         wanted = self._check_ids(ids, "get_by_ids")
-        rows = {
-            row.id: row
-            for row in self.memory.backend.get_records(wanted)
-            if row.namespace == self.namespace
-        }
-        return [
-            Document(id=row.id, page_content=row.text, metadata=dict(row.metadata))
-            for row in (rows[i] for i in dict.fromkeys(wanted) if i in rows)
-        ]
+        return [_document(r) for r in self.memory.get_many(wanted, namespace=self.namespace)]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """Async :meth:`get_by_ids`."""

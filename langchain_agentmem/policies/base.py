@@ -42,6 +42,7 @@ class MemoryPolicy(abc.ABC):
             timestamp=candidate.timestamp,
             embedding=candidate.embedding,
             policy=self.name,
+            expires_at=candidate.expires_at,
         )
 
     def update_op(self, record_id: str, candidate: Candidate, reason: str) -> MemoryOp:

@@ -61,7 +61,7 @@ def test_schema_is_versioned_and_private(pg_url: str) -> None:
     backend = open_backend(pg_url)
     assert isinstance(backend, PostgresBackend)
     try:
-        assert backend.schema_version() == 1
+        assert backend.schema_version() == 2
         apply_ops(backend, "u", [_add("r1")])
     finally:
         backend.close()

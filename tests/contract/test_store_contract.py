@@ -53,15 +53,15 @@ def test_get_round_trips_every_field(mem: AgentMemory) -> None:
 def test_update_replaces_text_and_reindexes(mem: AgentMemory) -> None:
     (op,) = mem.add("I live in Lisbon.", namespace="u", metadata={"v": 1})
     rid = op.record_ids[0]
-    before = mem.get(rid).embedding
+    before = mem.get(rid, namespace="u").embedding
     mem.update(rid, "We moved to Berlin last spring.", namespace="u")
-    after = mem.get(rid)
+    after = mem.get(rid, namespace="u")
     assert after.text == "We moved to Berlin last spring." and after.metadata == {"v": 1}
     assert before is not None and after.embedding is not None
     assert not np.allclose(before, after.embedding)
     assert mem.search("Which city in Germany?", namespace="u", k=1)[0].text == after.text
-    mem.update(rid, "We moved to Munich.", metadata={"v": 2})
-    assert mem.get(rid).metadata == {"v": 2}
+    mem.update(rid, "We moved to Munich.", namespace="u", metadata={"v": 2})
+    assert mem.get(rid, namespace="u").metadata == {"v": 2}
     assert [d.kind for d in mem.decisions("u")] == [OpKind.ADD, OpKind.UPDATE, OpKind.UPDATE]
 
 
@@ -71,16 +71,17 @@ def test_delete_forgets_everywhere(mem: AgentMemory) -> None:
     assert ids[0] not in [h.id for h in mem.search("name", namespace="u", k=10)]
     assert [r.id for r in mem.records("u")] == ids[1:]
     with pytest.raises(RecordNotFoundError):
-        mem.get(ids[0])
+        mem.get(ids[0], namespace="u")
     with pytest.raises(RecordNotFoundError):
-        mem.delete(ids[0])
+        mem.delete(ids[0], namespace="u")
+    assert mem.delete(ids[0], namespace="u", missing_ok=True) is None
 
 
 def test_audit_log_is_ordered_and_complete(mem: AgentMemory) -> None:
     a = mem.add("one fact", namespace="u")[0].record_ids[0]
     b = mem.add("two fact", namespace="u")[0].record_ids[0]
-    mem.update(a, "one fact, revised")
-    mem.delete(b)
+    mem.update(a, "one fact, revised", namespace="u")
+    mem.delete(b, namespace="u")
     mem.add("other user", namespace="v")
     log = mem.decisions("u")
     assert [(d.kind, d.record_ids) for d in log] == [
@@ -134,18 +135,21 @@ def test_namespaces_are_hard_partitions(mem: AgentMemory) -> None:
         mem.update(secret, "stolen", namespace="bob")
     with pytest.raises(RecordNotFoundError):
         mem.get(secret, namespace="bob")
-    assert mem.get(secret).text == "Alice's secret is the blue door."
+    assert mem.get(secret, namespace="alice").text == "Alice's secret is the blue door."
     assert [d.kind for d in mem.decisions("bob")] == [OpKind.ADD]
 
 
-def test_duplicate_ids_refused_without_loss(mem: AgentMemory) -> None:
+def test_ids_are_unique_per_namespace(mem: AgentMemory) -> None:
     mem.add("one", namespace="a", record_id="r1")
-    with pytest.raises(InvalidInputError, match="another namespace"):
-        mem.add("two", namespace="b", record_id="r1")
+    # Another namespace's id is another record: nothing tells b that a holds r1.
+    mem.add("two", namespace="b", record_id="r1")
     with pytest.raises(InvalidInputError, match="already exists"):
         mem.add("three", namespace="a", record_id="r1")
-    assert mem.get("r1").text == "one"
-    assert mem.records("b") == [] and mem.decisions("b") == []
+    assert mem.get("r1", namespace="a").text == "one"
+    assert mem.get("r1", namespace="b").text == "two"
+    mem.delete("r1", namespace="b")
+    assert mem.get("r1", namespace="a").text == "one"
+    assert [r.namespace for r in mem.admin_find_record("r1")] == ["a"]
 
 
 def test_fifo_policy_on_every_store(
@@ -169,7 +173,7 @@ async def test_async_twins(mem: AgentMemory) -> None:
     rid = (await mem.aadd("I play the violin.", namespace="u", thread="t"))[0].record_ids[0]
     assert (await mem.asearch("music instrument", namespace="u", k=1))[0].id == rid
     await mem.aupdate(rid, "I play the cello.", namespace="u")
-    assert (await mem.aget(rid)).text == "I play the cello."
+    assert (await mem.aget(rid, namespace="u")).text == "I play the cello."
     await mem.aadd_messages([HumanMessage("hello")], namespace="u", thread="t")
     assert [m.content for m in await mem.amessages(namespace="u", thread="t")] == ["hello"]
     await mem.adelete(rid, namespace="u")
@@ -209,7 +213,7 @@ def test_restart_keeps_everything(
 ) -> None:
     with AgentMemory(shared_store_url, embeddings=embeddings) as first:
         ids = [first.add(t, namespace="alice", thread="A")[0].record_ids[0] for t in ALICE]
-        first.delete(ids[2])
+        first.delete(ids[2], namespace="alice")
         first.add_messages([HumanMessage("remember me")], namespace="alice", thread="A")
         log = first.decisions("alice")
     with AgentMemory(shared_store_url, embeddings=embeddings) as again:

@@ -195,7 +195,7 @@ def test_fuzzed_metadata_round_trips_and_bad_leaves_are_refused(
     mem: AgentMemory, tree: dict[str, Any], bad: Any
 ) -> None:
     (op,) = mem.add("with metadata", namespace="m", metadata=tree)
-    assert dict(mem.get(op.record_ids[0]).metadata) == _canonical(tree)
+    assert dict(mem.get(op.record_ids[0], namespace="m").metadata) == _canonical(tree)
     before = _snapshot(mem, "m")
     spoiled = {**tree, "bad": [tree, {"deeper": bad}]}
     with pytest.raises(InvalidTypeError, match="metadata"):
@@ -204,7 +204,7 @@ def test_fuzzed_metadata_round_trips_and_bad_leaves_are_refused(
     with pytest.raises(InvalidTypeError, match="metadata"):
         mem.update(rid, "never stored", namespace="m", metadata=spoiled)
     assert _snapshot(mem, "m") == before
-    assert mem.get(rid).text == "with metadata"
+    assert mem.get(rid, namespace="m").text == "with metadata"
 
 
 def _canonical(value: Any) -> Any:
@@ -222,7 +222,7 @@ def test_megabyte_strings_round_trip(mem: AgentMemory) -> None:
     record = mem.get(op.record_ids[0], namespace="big")
     assert record.text == huge and record.metadata["copy"] == huge
     mem.update(op.record_ids[0], huge[::-1], namespace="big")
-    assert mem.get(op.record_ids[0]).text == huge[::-1]
+    assert mem.get(op.record_ids[0], namespace="big").text == huge[::-1]
     mem.add_messages([HumanMessage(huge + "\x00\ud800")], namespace="big", thread="t")
     assert mem.messages(namespace="big", thread="t")[0].content == huge + "\x00\ud800"
     assert mem.search(huge[:1000], namespace="big", k=1)[0].id == op.record_ids[0]
@@ -313,5 +313,5 @@ def test_megabyte_text_with_the_real_model(
     with AgentMemory(store_url, embeddings=embeddings) as mem:
         (op,) = mem.add(huge, namespace="alice")
         mem.add("I live in Paris.", namespace="alice")
-        assert mem.get(op.record_ids[0]).text == huge
+        assert mem.get(op.record_ids[0], namespace="alice").text == huge
         assert mem.search("What is my name?", namespace="alice", k=1)[0].id == op.record_ids[0]

@@ -103,9 +103,9 @@ def test_index_behind_the_store_catches_up(
     with AgentMemory(store, embeddings=embeddings, persist_indexes=False) as writer:
         writer.add("Frank learned to juggle five balls.", namespace="u")
         gone = next(r for r in writer.records("u") if "risotto" in r.text)
-        writer.delete(gone.id)
+        writer.delete(gone.id, namespace="u")
         moved = next(r for r in writer.records("u") if "marathon" in r.text)
-        writer.update(moved.id, "Bob switched from running to rowing.")
+        writer.update(moved.id, "Bob switched from running to rowing.", namespace="u")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with AgentMemory(store, embeddings=embeddings) as mem:
@@ -126,8 +126,8 @@ def test_approximate_index_round_trip(
     url = f"sqlite:///{db_path}"
     with AgentMemory(url, embeddings=embeddings) as mem:
         ids = [ops[0].record_ids[0] for ops in mem.add_many(texts, namespace="u")]
-        mem.update(ids[0], "A completely new note about sailing to Corsica.")
-        mem.delete(ids[1])
+        mem.update(ids[0], "A completely new note about sailing to Corsica.", namespace="u")
+        mem.delete(ids[1], namespace="u")
         top = mem.search("sailing to Corsica", namespace="u", k=1, mode="dense")[0]
         assert top.id == ids[0]
     meta = json.loads(_files(db_path)[1].read_text())

@@ -273,7 +273,7 @@ def test_size_limits_refuse_and_store_nothing(kwargs: dict[str, Any], match: str
             ["short", kwargs["text"]], namespace="n", metadatas=[None, kwargs.get("metadata")]
         )
     with pytest.raises(InvalidInputError, match=match):
-        mem.update(op.record_ids[0], kwargs["text"], metadata=kwargs.get("metadata"))
+        mem.update(op.record_ids[0], kwargs["text"], namespace="n", metadata=kwargs.get("metadata"))
     assert [r.text for r in mem.records("n")] == ["kept"]
     assert len(mem.decisions("n")) == 1
     with pytest.raises(InvalidInputError, match="max_text_chars"):

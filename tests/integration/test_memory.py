@@ -41,7 +41,7 @@ def test_add_returns_ops_and_audit_log(memory: AgentMemory) -> None:
     ops = memory.add("I have a cat named Tom.", namespace="u", thread="t1", metadata={"a": 1})
     assert [op.kind for op in ops] == [OpKind.ADD]
     (record_id,) = ops[0].record_ids
-    record = memory.get(record_id)
+    record = memory.get(record_id, namespace="u")
     assert record.text == "I have a cat named Tom."
     assert record.thread == "t1" and record.metadata == {"a": 1}
     assert record.created_at is not None and record.created_at.tzinfo is not None
@@ -55,9 +55,9 @@ def test_add_returns_ops_and_audit_log(memory: AgentMemory) -> None:
 def test_update_reembeds_and_reindexes(memory: AgentMemory) -> None:
     (op,) = memory.add("I live in Lisbon.", namespace="u")
     rid = op.record_ids[0]
-    before = memory.get(rid).embedding
-    memory.update(rid, "We moved to Berlin last spring.")
-    after = memory.get(rid)
+    before = memory.get(rid, namespace="u").embedding
+    memory.update(rid, "We moved to Berlin last spring.", namespace="u")
+    after = memory.get(rid, namespace="u")
     assert after.text == "We moved to Berlin last spring."
     assert before is not None and after.embedding is not None
     assert not np.allclose(before, after.embedding)
@@ -70,10 +70,10 @@ def test_update_reembeds_and_reindexes(memory: AgentMemory) -> None:
 
 def test_delete_removes_from_search(memory: AgentMemory) -> None:
     ids = [memory.add(t, namespace="u")[0].record_ids[0] for t in ALICE]
-    memory.delete(ids[0])
+    memory.delete(ids[0], namespace="u")
     assert all(h.id != ids[0] for h in memory.search("name", namespace="u", k=3))
     with pytest.raises(RecordNotFoundError):
-        memory.get(ids[0])
+        memory.get(ids[0], namespace="u")
     assert len(memory.records("u")) == 2
 
 
@@ -85,13 +85,13 @@ def test_namespaces_are_partitions(memory: AgentMemory) -> None:
         memory.delete(a.record_ids[0], namespace="bob")
     with pytest.raises(RecordNotFoundError):
         memory.update(a.record_ids[0], "stolen", namespace="bob")
-    assert memory.get(a.record_ids[0]).text == "Alice's secret is the blue door."
+    assert memory.get(a.record_ids[0], namespace="alice").text == "Alice's secret is the blue door."
 
 
 def test_caller_timestamp_kept(memory: AgentMemory) -> None:
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
     (op,) = memory.add("We went hiking.", namespace="u", timestamp=when)
-    assert memory.get(op.record_ids[0]).created_at == when
+    assert memory.get(op.record_ids[0], namespace="u").created_at == when
 
 
 def test_fifo_keeps_newest(db_path: Path, embeddings: SentenceTransformerEmbeddings) -> None:
@@ -149,9 +149,11 @@ def test_unknown_store_and_policy() -> None:
 
 def test_duplicate_record_id_refused(memory: AgentMemory) -> None:
     memory.add("one", namespace="a", record_id="r1")
-    with pytest.raises(InvalidInputError, match="another namespace"):
-        memory.add("two", namespace="b", record_id="r1")
-    assert memory.get("r1").text == "one"
+    with pytest.raises(InvalidInputError, match="already exists in namespace 'a'"):
+        memory.add("two", namespace="a", record_id="r1")
+    memory.add("other", namespace="b", record_id="r1")  # ids are unique per namespace
+    assert memory.get("r1", namespace="a").text == "one"
+    assert memory.get("r1", namespace="b").text == "other"
 
 
 def test_default_url_under_agentmem_home(tmp_path: Path) -> None:
@@ -190,7 +192,7 @@ def test_index_catches_up_with_other_writer(db_path: Path, embeddings: object) -
     assert reader.search("pets", namespace="u") == []
     (op,) = writer.add("I have two dogs.", namespace="u")
     assert [h.id for h in reader.search("pets", namespace="u", k=1)] == list(op.record_ids)
-    writer.delete(op.record_ids[0])
+    writer.delete(op.record_ids[0], namespace="u")
     assert reader.search("pets", namespace="u") == []
 
 
@@ -199,10 +201,10 @@ async def test_async_twins(memory: AgentMemory) -> None:
     rid = ops[0].record_ids[0]
     hits = await memory.asearch("music instrument", namespace="u", k=1)
     assert hits[0].id == rid
-    await memory.aupdate(rid, "I play the cello.")
-    assert (await memory.aget(rid)).text == "I play the cello."
+    await memory.aupdate(rid, "I play the cello.", namespace="u")
+    assert (await memory.aget(rid, namespace="u")).text == "I play the cello."
     assert len(await memory.arecords("u")) == 1
-    await memory.adelete(rid)
+    await memory.adelete(rid, namespace="u")
     assert await memory.arecords("u") == []
     assert [d.kind for d in await memory.adecisions("u")] == [
         OpKind.ADD,

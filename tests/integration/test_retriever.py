@@ -39,7 +39,7 @@ def test_documents_carry_text_id_and_provenance(filled: AgentMemory) -> None:
     docs = retriever.invoke("What is the name of Alice's dog?")
     top = docs[0]
     assert top.page_content == "Alice's dog is called Pixel."
-    record = filled.get(top.id or "")
+    record = filled.get(top.id or "", namespace="alice")
     assert top.metadata["id"] == top.id == record.id
     assert top.metadata["n"] == 1  # the record's own metadata
     assert top.metadata["thread"] == "t1"

@@ -52,11 +52,11 @@ def test_lexical_needs_a_shared_word(filled: AgentMemory) -> None:
 
 def test_modes_follow_update_and_delete(filled: AgentMemory) -> None:
     rid = next(r.id for r in filled.records("u") if "cello" in r.text)
-    filled.update(rid, "I gave up the cello and took up the bassoon.")
+    filled.update(rid, "I gave up the cello and took up the bassoon.", namespace="u")
     for mode in ("dense", "lexical", "hybrid"):
         top = filled.search("bassoon", namespace="u", k=1, mode=mode)
         assert top[0].id == rid, mode
-    filled.delete(rid)
+    filled.delete(rid, namespace="u")
     for mode in ("dense", "lexical", "hybrid"):
         assert rid not in {h.id for h in filled.search("bassoon cello", namespace="u", mode=mode)}
 
@@ -152,7 +152,7 @@ def test_dates_go_to_the_lexical_index_only(tmp_path: Path, embeddings: Embeddin
             assert dated[0].text == text  # .text never carries the date
             month_only = mem.search("June 2023", namespace="u", k=2, mode="lexical")
             assert [h.text for h in month_only] == ([text] if dates else [])
-            vectors[dates] = mem.get(dated[0].id).embedding
+            vectors[dates] = mem.get(dated[0].id, namespace="u").embedding
     assert np.array_equal(vectors[True], vectors[False])  # the embedding never does
 
 

@@ -52,7 +52,7 @@ def test_put_get_update_delete(store: AgentMemoryStore, memory: AgentMemory) -> 
     assert updated.created_at == item.created_at
     assert updated.updated_at > item.updated_at
     (record,) = memory.records(store.memory_namespace(ns))
-    assert record.id == store.record_id(ns, "diet")
+    assert record.id == "diet"
     assert "vegan" in record.text
     assert [d.kind for d in memory.decisions(store.memory_namespace(ns))] == [
         OpKind.ADD,
@@ -78,7 +78,6 @@ def test_namespaces_and_keys_never_collide(store: AgentMemoryStore) -> None:
         got = store.get(ns, key)
         assert got is not None and got.value == {"n": i} and got.namespace == ns
     assert len({store.memory_namespace(ns) for ns, _ in pairs}) == 4
-    assert len({store.record_id(ns, key) for ns, key in pairs}) == 5
     assert store.list_namespaces() == [("a", "b"), ("a", "b/k"), ("a%2Fb",), ("a/b",)]
     with pytest.raises(InvalidNamespaceError, match="periods"):
         store.put(("a.b",), "k", {"n": 1})
@@ -119,11 +118,12 @@ def test_semantic_search_filter_and_paging(store: AgentMemoryStore) -> None:
 def test_index_fields_and_unindexed_items(memory: AgentMemory) -> None:
     store = AgentMemoryStore(memory, fields=["text"])
     store.put(("docs",), "a", {"text": "Paris is the capital of France.", "tag": "geo"})
-    store.put(("docs",), "b", {"note": "a value without the text field"})
+    with pytest.warns(UserWarning, match="none of the indexed fields"):
+        store.put(("docs",), "b", {"note": "a value without the text field"})
     store.put(("docs",), "c", {"text": "Rome is in Italy."}, index=False)
     store.put(("docs",), "d", {"title": "Tides", "body": "The moon pulls the sea."}, index=["body"])
     ns = store.memory_namespace(("docs",))
-    texts = {r.metadata["lg_key"]: r.text for r in memory.records(ns)}
+    texts = {r.id: r.text for r in memory.records(ns)}
     assert texts["a"] == "Paris is the capital of France."
     assert texts["d"] == "The moon pulls the sea."
     hits = store.search(("docs",), query="Which city is the capital of France?", limit=10)
@@ -186,8 +186,9 @@ def test_batch_contract(store: AgentMemoryStore) -> None:
     assert store.get(("t",), "old") is None
     with pytest.raises(InvalidTypeError, match="unknown store op"):
         store.batch(["get"])  # type: ignore[list-item]
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("t",), "x", {"v": 1}, ttl=5)
+    with pytest.raises(InvalidInputError, match="positive number of minutes"):
+        store.put(("t",), "x", {"v": 1}, ttl=-5)
+    assert store.get(("t",), "x") is None
     with pytest.raises(InvalidTypeError, match="must be a dict"):
         store.batch([PutOp(("t",), "x", ["not", "a", "dict"])])  # type: ignore[arg-type]
 

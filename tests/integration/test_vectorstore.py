@@ -73,7 +73,7 @@ def test_relevance_scores_are_in_unit_range(store: AgentMemoryVectorStore) -> No
 def test_upsert_updates_in_place_and_is_audited(store: AgentMemoryVectorStore) -> None:
     memory = store.memory
     (rid,) = store.add_texts(["Alice moved to Lyon in 2021."], [{"v": 1}], ids=["home"])
-    created = memory.get("home").created_at
+    created = memory.get("home", namespace="alice").created_at
     store.add_documents([Document(id="home", page_content="Alice moved to Nice.", metadata={})])
     record = memory.get("home", namespace="alice")
     assert (rid, record.text, dict(record.metadata)) == ("home", "Alice moved to Nice.", {})
@@ -84,7 +84,7 @@ def test_upsert_updates_in_place_and_is_audited(store: AgentMemoryVectorStore) -
     assert store.delete(["home"]) is True
     assert [d.kind for d in memory.decisions("alice")] == [OpKind.ADD, OpKind.UPDATE, OpKind.DELETE]
     with pytest.raises(RecordNotFoundError):
-        memory.get("home")
+        memory.get("home", namespace="alice")
 
 
 def test_the_memory_policy_applies(
@@ -112,12 +112,13 @@ def test_namespaces_are_hard_partitions(memory: AgentMemory) -> None:
     assert bob.get_by_ids(["a1", "b0"]) == [
         Document(id="b0", page_content="Bob's dog is called Rex.")
     ]
-    # Deleting or overwriting another namespace's id never touches it.
+    # Deleting or writing the same id in another namespace never touches it: ids are
+    # unique per namespace, and nothing tells Bob that Alice holds "a1".
     assert bob.delete(["a1"]) is False
-    with pytest.raises(InvalidInputError, match="'a1' belongs to another namespace"):
-        bob.add_texts(["Bob's dog is called Pixel."], ids=["a1"])
-    assert memory.get("a1").text == FACTS[1] and len(memory.records("alice")) == 4
-    assert len(memory.records("bob")) == 1
+    bob.add_texts(["Bob's dog is called Pixel."], ids=["a1"])
+    assert memory.get("a1", namespace="alice").text == FACTS[1]
+    assert memory.get("a1", namespace="bob").text == "Bob's dog is called Pixel."
+    assert len(memory.records("alice")) == 4 and len(memory.records("bob")) == 2
 
 
 def test_delete_and_get_by_ids(store: AgentMemoryVectorStore) -> None:

@@ -34,6 +34,7 @@ EXPECTED_ALL = [
     "policy_node",
     "recall_node",
     "trim_removals",
+    "user_thread_id",
 ]
 
 

@@ -1,0 +1,511 @@
+"""``AgentMemoryStore`` against LangGraph's ``BaseStore`` contract, on every store.
+
+Written from ``BaseStore``'s documented behaviour (and what LangGraph's in-memory, SQLite
+and PostgreSQL stores do): put / get / delete by key with last-writer-wins, deleting a
+missing key is a no-op, search by filter and by query (each indexed field embedded on its
+own, an item scored by its best field), ``list_namespaces``, batches, TTL in minutes with
+refresh on read and sweeping. Then the races: one key written from many threads, asyncio
+tasks and processes, update and delete of one key at once, and an agent turn whose
+parallel tool calls update and delete one item. Each runs on ``:memory:``, a SQLite file
+and PostgreSQL (processes: the two stores processes can share).
+
+The embedder is ``HashEmbeddings``: these tests are about the store, not the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.tools import ToolRuntime, tool
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.store.base import GetOp, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from langchain_agentmem import (
+    AgentMemory,
+    AgentMemoryStore,
+    AgentMemoryVectorStore,
+    InvalidInputError,
+    InvalidTypeError,
+    OpKind,
+    memory_tools,
+)
+from langchain_agentmem.validation import StoreNamespace
+from tests.stores import HashEmbeddings
+
+EMB = HashEmbeddings()
+THREADS = 8
+PUTS_PER_THREAD = 20
+TRIALS = 20
+
+
+@pytest.fixture
+def memory(store_url: str) -> Iterator[AgentMemory]:
+    with AgentMemory(store_url, embeddings=EMB) as mem:
+        yield mem
+
+
+@pytest.fixture
+def store(memory: AgentMemory) -> Iterator[AgentMemoryStore]:
+    with AgentMemoryStore(memory) as st:
+        yield st
+
+
+def _run_threads(n: int, target: Any) -> list[BaseException]:
+    """Run ``target(i)`` in ``n`` threads started together; the errors they raised."""
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            target(i)
+        except BaseException as exc:  # collected: the test counts them
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return errors
+
+
+# -- the documented contract -----------------------------------------------------------------
+def test_put_get_overwrite_delete(store: AgentMemoryStore) -> None:
+    ns = ("users", "alice")
+    assert store.get(ns, "k") is None
+    store.put(ns, "k", {"v": 1})
+    first = store.get(ns, "k")
+    assert first is not None and (first.namespace, first.key, first.value) == (ns, "k", {"v": 1})
+    time.sleep(0.01)
+    store.put(ns, "k", {"v": 2})
+    second = store.get(ns, "k")
+    assert second is not None and second.value == {"v": 2}
+    assert second.created_at == first.created_at and second.updated_at > first.updated_at
+    store.delete(ns, "k")
+    assert store.get(ns, "k") is None
+    store.delete(ns, "k")  # deleting what is gone is not an error
+    store.delete(("nobody",), "never-there")
+    store.put(ns, "k", {"v": 3})  # a deleted key can be written again
+    assert store.get(ns, "k").value == {"v": 3}  # type: ignore[union-attr]
+
+
+def test_same_key_in_two_namespaces_is_two_items(store: AgentMemoryStore) -> None:
+    store.put(("u", "alice"), "diet", {"v": "alice"})
+    store.put(("u", "bob"), "diet", {"v": "bob"})
+    store.delete(("u", "bob"), "diet")
+    assert store.get(("u", "alice"), "diet").value == {"v": "alice"}  # type: ignore[union-attr]
+    assert store.get(("u", "bob"), "diet") is None
+
+
+def test_search_filters_pages_and_orders(store: AgentMemoryStore) -> None:
+    for i, kind in enumerate(["a", "b", "a", "b", "a"]):
+        store.put(("docs", "x"), f"k{i}", {"kind": kind, "n": i})
+        time.sleep(0.002)
+    store.put(("docs", "y"), "k0", {"kind": "a", "n": 10})
+    everything = store.search(("docs",), limit=10)
+    assert [(h.namespace[1], h.key) for h in everything][:2] == [("y", "k0"), ("x", "k4")]
+    assert all(h.score is None for h in everything)
+    assert {h.key for h in store.search(("docs", "x"), filter={"kind": "a"})} == {"k0", "k2", "k4"}
+    assert [h.value["n"] for h in store.search(("docs",), filter={"n": {"$gt": 3}})] == [10, 4]
+    assert len(store.search(("docs",), limit=2, offset=5)) == 1
+    assert store.search(("nothing",)) == []
+
+
+def test_each_field_is_embedded_on_its_own_and_scores_like_langgraph(
+    memory: AgentMemory,
+) -> None:
+    """Two items hold the query in one of two fields: LangGraph scores them alike."""
+    fields = ["title", "body"]
+    ours = AgentMemoryStore(memory, fields=fields)
+    theirs = InMemoryStore(index={"dims": 384, "embed": EMB, "fields": fields})
+    items = {
+        "a": {"title": "sailing in Brittany", "body": "we packed the car at dawn"},
+        "b": {"title": "a long weekend", "body": "sailing in Brittany"},
+        "c": {"title": "tax forms", "body": "due in April"},
+        "d": {"tags": ["sailing"], "nested": {"deep": "sailing in Brittany"}},
+    }
+    for store in (ours, theirs):
+        for key, value in items.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "d" holds neither field
+                store.put(("trips",), key, value)
+        store.put(
+            ("trips",), "e", {"nested": {"deep": "sailing in Brittany"}}, index=["nested.deep"]
+        )
+        store.put(("trips",), "f", {"title": "sailing in Brittany"}, index=False)
+    query = "sailing in Brittany"
+    got = {h.key: h.score for h in ours.search(("trips",), query=query, limit=10)}
+    want = {h.key: h.score for h in theirs.search(("trips",), query=query, limit=10)}
+    assert got.keys() == want.keys()
+    for key, score in want.items():
+        if score is None:
+            assert got[key] is None, key
+        else:
+            assert got[key] == pytest.approx(score, abs=1e-5), key
+    assert got["a"] == pytest.approx(got["b"]) == pytest.approx(got["e"])
+    assert got["d"] is None and got["f"] is None
+    assert [h.key for h in ours.search(("trips",), query=query, limit=10)][-2:] in (
+        ["d", "f"],
+        ["f", "d"],
+    )
+
+
+def test_a_put_without_indexed_fields_warns_once_per_namespace(memory: AgentMemory) -> None:
+    store = AgentMemoryStore(memory, fields=["text"])
+    with pytest.warns(UserWarning, match="none of the indexed fields.*'content'"):
+        store.put(("memories", "alice"), "m1", {"content": "Alice likes tea."})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store.put(("memories", "alice"), "m2", {"content": "Alice has a cat."})
+        store.put(("memories", "alice"), "m3", {"content": "x"}, index=False)
+    with pytest.warns(UserWarning):
+        store.put(("memories", "bob"), "m1", {"content": "Bob likes coffee."})
+    # The default, the whole value, ranks LangMem's {"content": ...} items.
+    plain = AgentMemoryStore(memory, prefix="plain")
+    plain.put(("memories", "alice"), "tea", {"content": "Alice likes green tea."})
+    plain.put(("memories", "alice"), "job", {"content": "Alice is a pilot."})
+    hits = plain.search(("memories", "alice"), query="green tea")
+    assert hits[0].key == "tea" and all(h.score is not None for h in hits)
+
+
+def test_batch_reads_see_the_state_before_its_puts(store: AgentMemoryStore) -> None:
+    store.put(("t",), "old", {"v": 0})
+    results = store.batch(
+        [
+            PutOp(("t",), "new", {"v": 1}),
+            GetOp(("t",), "new"),
+            PutOp(("t",), "new", {"v": 2}),
+            SearchOp(("t",)),
+            PutOp(("t",), "old", None),
+        ]
+    )
+    assert results[1] is None and [i.key for i in results[3]] == ["old"]  # type: ignore[union-attr]
+    assert store.get(("t",), "new").value == {"v": 2}  # type: ignore[union-attr]
+    assert store.get(("t",), "old") is None
+
+
+def test_bad_input_is_refused_before_anything_changes(memory: AgentMemory) -> None:
+    with pytest.raises(InvalidInputError, match="unknown ttl config keys \\['default'\\]"):
+        AgentMemoryStore(memory, ttl={"default": 5})  # type: ignore[typeddict-unknown-key]
+    with pytest.raises(InvalidInputError, match="positive number of minutes, got -1"):
+        AgentMemoryStore(memory, ttl={"default_ttl": -1})
+    with pytest.raises(InvalidTypeError, match="refresh_on_read"):
+        AgentMemoryStore(memory, ttl={"refresh_on_read": "yes"})  # type: ignore[typeddict-item]
+    for bad in ["a[", "a..b", "[x]", "a]", "", "a.{b"]:
+        with pytest.raises(InvalidInputError, match="does not parse"):
+            AgentMemoryStore(memory, fields=[bad])
+    store = AgentMemoryStore(memory)
+    store.put(("t",), "keep", {"v": 1})
+    with pytest.raises(InvalidInputError, match="positive number of minutes, got -2"):
+        store.put(("t",), "keep", {"v": 2}, ttl=-2)
+    with pytest.raises(InvalidInputError, match="'a\\[' does not parse"):
+        store.put(("t",), "keep", {"v": 3}, index=["a["])
+    with pytest.raises(InvalidInputError, match="does not parse"):
+        store.batch([PutOp(("t",), "other", {"v": 1}), PutOp(("t",), "x", {"a": 1}, index=["a["])])
+    assert store.get(("t",), "keep").value == {"v": 1}  # type: ignore[union-attr]
+    assert store.get(("t",), "other") is None  # the whole batch was refused
+
+
+# -- isolation -------------------------------------------------------------------------------
+def test_store_namespaces_cannot_be_reached_from_other_surfaces(
+    memory: AgentMemory, store: AgentMemoryStore
+) -> None:
+    store.put(("memories", "bob"), "pin", {"content": "Bob's PIN is 4321."})
+    reserved = str(store.memory_namespace(("memories", "bob")))
+    # A user id spelling the store's namespace is refused, not let in.
+    with pytest.raises(InvalidInputError, match="reserved"):
+        memory.search("PIN", namespace=reserved)
+    with pytest.raises(InvalidInputError, match="reserved"):
+        memory.add("planted", namespace=reserved)
+    # The old, plain spellings are ordinary namespaces of their own.
+    for plain in ["lg/memories/bob", "lg/memories/%62ob"]:
+        memory.add("planted item", namespace=plain)
+        assert memory.search("PIN", namespace=plain, k=5)[0].text == "planted item"
+    assert [h.key for h in store.search(("memories", "bob"))] == ["pin"]
+    assert reserved not in memory.namespaces()
+    assert store.list_namespaces() == [("memories", "bob")]
+
+
+def test_non_canonical_and_malformed_records_are_passed_over(
+    memory: AgentMemory, store: AgentMemoryStore
+) -> None:
+    store.put(("memories", "bob"), "real", {"content": "real"})
+    odd = StoreNamespace(str(store.memory_namespace(("memories", "bob"))).replace("bob", "%62ob"))
+    memory.add("non-canonical", namespace=odd, metadata={"lg_value": {"content": "planted"}})
+    here = store.memory_namespace(("memories", "bob"))
+    memory.add("no value", namespace=here, record_id="bare")
+    memory.add("bad value", namespace=here, record_id="bad", metadata={"lg_value": [1, 2]})
+    assert [h.key for h in store.search(("memories", "bob"))] == ["real"]
+    assert [h.key for h in store.search(())] == ["real"]
+    assert [h.key for h in store.search(("memories",), query="planted value")] == ["real"]
+    assert store.get(("memories", "bob"), "bare") is None
+    assert store.list_namespaces() == [("memories", "bob")]
+
+
+# -- TTL -------------------------------------------------------------------------------------
+TICK = 0.6 / 60  # minutes: 0.6 s
+
+
+def test_ttl_expires_refreshes_on_read_and_sweeps(memory: AgentMemory) -> None:
+    store = AgentMemoryStore(memory, ttl={"default_ttl": 2 * TICK})  # 1.2 s
+    ns = ("s",)
+    store.put(ns, "short", {"v": 1})
+    store.put(ns, "forever", {"v": 2}, ttl=None)
+    store.put(ns, "read", {"v": 3})
+    assert store.supports_ttl
+    time.sleep(0.7)
+    assert store.get(ns, "read") is not None  # refreshes: 1.2 s from now
+    assert store.get(ns, "short", refresh_ttl=False) is not None  # does not
+    time.sleep(0.7)
+    assert store.get(ns, "short") is None  # expired: invisible at once
+    assert {h.key for h in store.search(ns)} == {"forever", "read"}
+    assert {h.key for h in store.search(ns, query="v")} == {"forever", "read"}
+    time.sleep(1.3)
+    assert [h.key for h in store.search(ns)] == ["forever"]
+    assert store.sweep_ttl() == 2
+    swept = [d for d in memory.decisions(store.memory_namespace(ns)) if d.reason == "expired"]
+    assert sorted(k for d in swept for k in d.record_ids) == ["read", "short"]
+    assert store.sweep_ttl() == 0
+    store.put(ns, "short", {"v": 4}, ttl=TICK)  # an expired key can be written again
+    assert store.get(ns, "short").value == {"v": 4}  # type: ignore[union-attr]
+
+
+def test_ttl_sweeper_thread_starts_and_stops(memory: AgentMemory) -> None:
+    with AgentMemoryStore(memory, ttl={"sweep_interval_minutes": TICK / 3}) as store:
+        store.put(("s",), "k", {"v": 1}, ttl=TICK / 2)
+        deadline = time.time() + 10
+        ns = store.memory_namespace(("s",))
+        while time.time() < deadline and not any(
+            d.reason == "expired" for d in memory.decisions(ns)
+        ):
+            time.sleep(0.1)
+        assert [d.kind for d in memory.decisions(ns)] == [OpKind.ADD, OpKind.DELETE]
+        assert store.stop_ttl_sweeper(timeout=5)
+    assert store.stop_ttl_sweeper()  # already stopped
+
+
+def test_ttl_holds_across_a_restart(shared_store_url: str) -> None:
+    with AgentMemory(shared_store_url, embeddings=EMB) as mem:
+        AgentMemoryStore(mem).put(("s",), "k", {"v": 1}, ttl=2 * TICK)
+        mem.add("Call Bob back.", namespace="alice", ttl=1.2)
+    with AgentMemory(shared_store_url, embeddings=EMB) as mem:
+        store = AgentMemoryStore(mem)
+        assert store.get(("s",), "k", refresh_ttl=False) is not None
+        assert [r.text for r in mem.search("Bob", namespace="alice")] == ["Call Bob back."]
+        time.sleep(1.4)
+        assert store.get(("s",), "k") is None
+        assert mem.search("Bob", namespace="alice") == []
+        assert mem.records("alice") == []
+        assert mem.sweep() == 1  # the store's item; the search already swept alice's
+
+
+def test_memory_records_expire_for_every_read(memory: AgentMemory) -> None:
+    (op,) = memory.add("A passing note.", namespace="u", ttl=0.8)
+    memory.add("A lasting note.", namespace="u")
+    rid = op.record_ids[0]
+    assert memory.get(rid, namespace="u").expires_at is not None
+    assert len(memory.search("note", namespace="u", k=5)) == 2
+    time.sleep(1.0)
+    assert [r.text for r in memory.search("note", namespace="u", k=5)] == ["A lasting note."]
+    assert [r.text for r in memory.records("u")] == ["A lasting note."]
+    assert memory.get_many([rid], namespace="u") == []
+    vector = EMB.embed_query("note")
+    assert len(memory.search_by_vector(vector, namespace="u", k=5)) == 1
+    deleted = [d for d in memory.decisions("u") if d.kind is OpKind.DELETE]
+    assert [(d.record_ids, d.reason, d.policy) for d in deleted] == [((rid,), "expired", "expiry")]
+    with pytest.raises(InvalidInputError, match="ttl must be"):
+        memory.add("never", namespace="u", ttl=-1)
+    with pytest.raises(InvalidInputError, match="not both"):
+        memory.add("never", namespace="u", ttl=5, expires_at=datetime.now(timezone.utc))
+    with pytest.raises(InvalidInputError, match="already past"):
+        memory.add("never", namespace="u", expires_at=datetime(2020, 1, 1))
+    assert [r.text for r in memory.records("u")] == ["A lasting note."]
+
+
+# -- races -----------------------------------------------------------------------------------
+def test_threads_putting_one_new_key(store: AgentMemoryStore, memory: AgentMemory) -> None:
+    ns = ("race", "one")
+
+    def put(i: int) -> None:
+        for j in range(PUTS_PER_THREAD):
+            store.put(ns, "key", {"writer": i, "n": j})
+
+    errors = _run_threads(THREADS, put)
+    assert errors == []
+    item = store.get(ns, "key")
+    assert item is not None and item.value["n"] == PUTS_PER_THREAD - 1
+    assert len(memory.records(store.memory_namespace(ns))) == 1
+    kinds = [d.kind for d in memory.decisions(store.memory_namespace(ns))]
+    assert kinds.count(OpKind.ADD) == 1
+    assert len(kinds) == THREADS * PUTS_PER_THREAD
+
+
+def test_update_and_delete_of_one_key(store: AgentMemoryStore) -> None:
+    ns = ("race", "ud")
+    for trial in range(TRIALS):
+        store.put(ns, "key", {"trial": trial})
+        value = {"trial": trial, "updated": True}
+
+        def update_or_delete(i: int, value: dict[str, Any] = value) -> None:
+            if i == 0:
+                store.put(ns, "key", value)
+            else:
+                store.delete(ns, "key")
+
+        assert _run_threads(2, update_or_delete) == []
+        item = store.get(ns, "key")
+        assert item is None or item.value == value
+
+
+async def test_asyncio_tasks_on_one_key(store: AgentMemoryStore) -> None:
+    ns = ("race", "async")
+    await store.aput(ns, "key", {"v": -1})
+    for trial in range(TRIALS // 2):
+        results = await asyncio.gather(
+            *(store.aput(ns, "key", {"v": i}) for i in range(4)),
+            store.adelete(ns, "key"),
+            store.aget(ns, "key"),
+            return_exceptions=True,
+        )
+        assert [r for r in results if isinstance(r, BaseException)] == [], trial
+    await store.aput(ns, "key", {"v": "last"})
+    assert (await store.aget(ns, "key")).value == {"v": "last"}  # type: ignore[union-attr]
+
+
+def test_vector_store_and_forget_tool_race_on_one_id(memory: AgentMemory) -> None:
+    vs = AgentMemoryVectorStore(memory, namespace="alice")
+    for trial in range(TRIALS // 2):
+
+        def add_or_delete(i: int, trial: int = trial) -> None:
+            if i % 2 == 0:
+                vs.add_texts([f"fact {i} of trial {trial}"], ids=["same"])
+            else:
+                vs.delete(["same"])
+
+        assert _run_threads(4, add_or_delete) == []
+    assert len(memory.records("alice")) <= 1
+
+
+def test_agent_turn_with_parallel_forget_calls_on_one_id(memory: AgentMemory) -> None:
+    """The middleware's (and memory_tools') forget tool, called four times at once."""
+    calls = [
+        {"name": "forget_memory", "args": {"memory_id": "pin"}, "id": f"c{i}"} for i in range(4)
+    ]
+    llm = ToolCallingFake(messages=iter([AIMessage("", tool_calls=calls), AIMessage("Done.")]))
+    agent = create_agent(llm, tools=memory_tools(memory))
+    memory.put("pin", "My PIN is 1234.", namespace="alice")
+    out = agent.invoke(
+        {"messages": [HumanMessage("Forget my PIN.")]}, {"configurable": {"user_id": "alice"}}
+    )
+    results = [str(m.content) for m in out["messages"] if m.type == "tool"]
+    assert len(results) == 4
+    assert sum(r.startswith("DELETE pin") for r in results) == 1
+    assert sum(r.startswith("No memory 'pin'") for r in results) == 3
+    assert memory.get_many(["pin"], namespace="alice") == []
+
+
+def _process_puts(url: str, worker: int, n: int) -> int:
+    """Put one key ``n`` times from a fresh process; the number of errors raised."""
+    errors = 0
+    with AgentMemory(url, embeddings=EMB) as mem:
+        store = AgentMemoryStore(mem)
+        for j in range(n):
+            try:
+                if j % 5 == 4:
+                    store.delete(("race", "procs"), "key")
+                else:
+                    store.put(("race", "procs"), "key", {"writer": worker, "n": j})
+            except Exception:
+                errors += 1
+    return errors
+
+
+@pytest.mark.slow
+def test_processes_putting_and_deleting_one_key(shared_store_url: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        errors = pool.starmap(_process_puts, [(shared_store_url, w, 25) for w in range(4)])
+    assert errors == [0, 0, 0, 0]
+    with AgentMemory(shared_store_url, embeddings=EMB) as mem:
+        store = AgentMemoryStore(mem)
+        ns = store.memory_namespace(("race", "procs"))
+        assert len(mem.records(ns)) <= 1
+        kinds = [d.kind for d in mem.decisions(ns)]
+        # Every put is logged (ADD or UPDATE); a delete is logged when the key was there.
+        assert kinds.count(OpKind.ADD) + kinds.count(OpKind.UPDATE) == 4 * 20
+        assert kinds.count(OpKind.DELETE) <= 4 * 5
+
+
+# -- an agent turn whose parallel tool calls touch one id ---------------------------------------
+class ToolCallingFake(GenericFakeChatModel):
+    """A fake chat model that accepts tools (its scripted messages carry the tool calls)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ToolCallingFake:  # type: ignore[override]
+        return self
+
+
+@tool
+def manage_memory(runtime: ToolRuntime, action: str, id: str, content: str | None = None) -> str:
+    """Create, update or delete a memory (LangMem's manage-memory tool, in short)."""
+    assert runtime.store is not None
+    ns = ("memories", runtime.config["configurable"]["user_id"])
+    if action == "delete":
+        runtime.store.delete(ns, id)
+        return f"deleted {id}"
+    runtime.store.put(ns, id, {"content": content})
+    return f"{action}d {id}"
+
+
+def test_agent_turn_with_parallel_update_and_delete_of_one_id(store: AgentMemoryStore) -> None:
+    turns = 10
+    replies: list[AIMessage] = []
+    for turn in range(turns):
+        replies.append(
+            AIMessage(
+                "",
+                tool_calls=[
+                    {
+                        "name": "manage_memory",
+                        "args": {"action": "update", "id": "m1", "content": f"turn {turn}"},
+                        "id": f"u{turn}",
+                    },
+                    {
+                        "name": "manage_memory",
+                        "args": {"action": "delete", "id": "m1"},
+                        "id": f"d{turn}",
+                    },
+                    {
+                        "name": "manage_memory",
+                        "args": {"action": "update", "id": "m1", "content": f"again {turn}"},
+                        "id": f"a{turn}",
+                    },
+                ],
+            )
+        )
+        replies.append(AIMessage("Done."))
+    llm = ToolCallingFake(messages=iter(replies))
+    agent = create_agent(llm, tools=[manage_memory], store=store)
+    store.put(("memories", "alice"), "m1", {"content": "start"})
+    for turn in range(turns):
+        out = agent.invoke(
+            {"messages": [HumanMessage(f"turn {turn}")]},
+            {"configurable": {"user_id": "alice", "thread_id": f"t{turn}"}},
+        )
+        tool_results = [m.content for m in out["messages"] if m.type == "tool"]
+        assert sorted(tool_results) == sorted(["updated m1", "deleted m1", "updated m1"]), (
+            tool_results
+        )
+    final = store.get(("memories", "alice"), "m1")
+    assert final is None or final.value["content"] in {f"turn {turns - 1}", f"again {turns - 1}"}
