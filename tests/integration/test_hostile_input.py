@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -24,7 +24,7 @@ from langchain_agentmem import (
     InvalidTypeError,
     SentenceTransformerEmbeddings,
 )
-from langchain_agentmem.validation import MAX_NAME_LENGTH
+from langchain_agentmem.validation import MAX_NAME_LENGTH, STORE_MARK
 from tests.stores import HashEmbeddings
 
 FUZZ = settings(
@@ -123,6 +123,7 @@ names = st.one_of(
 
 @FUZZ
 @given(name=names)
+@example(name="\x1flg/memories/bob")
 def test_fuzzed_names_are_exact_partitions_or_refused(mem: AgentMemory, name: str) -> None:
     control = _snapshot(mem, "control")
     if not _valid_name(name):
@@ -138,9 +139,23 @@ def test_fuzzed_names_are_exact_partitions_or_refused(mem: AgentMemory, name: st
             assert isinstance(info.value, (ValueError, TypeError))
         assert mem.records("ok") == [] and _snapshot(mem, "control") == control
         return
+    if name.startswith(STORE_MARK):
+        # Reserved for AgentMemoryStore's namespaces: refused as a namespace, fine elsewhere.
+        for call in (
+            lambda: mem.add("fact", namespace=name),
+            lambda: mem.search("fact", namespace=name),
+            lambda: mem.add_messages([HumanMessage("m")], namespace=name, thread="t"),
+        ):
+            with pytest.raises(InvalidInputError, match="reserved"):
+                call()
+        if name not in {r.id for r in mem.records("marked")}:
+            mem.add("fact", namespace="marked", thread=name, record_id=name)
+        assert mem.get(name, namespace="marked").thread == name
+        assert _snapshot(mem, "control") == control
+        return
     rid = "id:" + name
     if rid in {r.id for r in mem.records(name)}:
-        return  # this name was drawn before; ids are unique per store
+        return  # this name was drawn before; ids are unique per namespace
     mem.add(f"fact of {name}", namespace=name, thread=name, record_id=rid)
     got = mem.get(rid, namespace=name)
     assert (got.id, got.namespace, got.thread) == (rid, name, name)
