@@ -111,7 +111,7 @@ def check_expiry(ttl: object, expires_at: object) -> datetime | None:
         raise InvalidInputError(
             f"pass ttl ({ttl!r}) or expires_at ({expires_at!r}), not both; one expiry per item"
         )
-    now = datetime.now(timezone.utc)
+    now = datetime.fromtimestamp(time.time(), timezone.utc)
     if ttl is not None:
         if isinstance(ttl, timedelta):
             seconds = ttl.total_seconds()

@@ -255,37 +255,63 @@ def test_non_canonical_and_malformed_records_are_passed_over(
 
 
 # -- TTL -------------------------------------------------------------------------------------
-TICK = 0.6 / 60  # minutes: 0.6 s
+class Clock:
+    """``time.time`` that a test can move forward (expiry is read from it everywhere)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.offset = 0.0
+        real = time.time
+        monkeypatch.setattr(time, "time", lambda: real() + self.offset)
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
 
 
-def test_ttl_expires_refreshes_on_read_and_sweeps(memory: AgentMemory) -> None:
-    store = AgentMemoryStore(memory, ttl={"default_ttl": 2 * TICK})  # 1.2 s
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    return Clock(monkeypatch)
+
+
+def test_ttl_expires_refreshes_on_read_and_sweeps(memory: AgentMemory, clock: Clock) -> None:
+    store = AgentMemoryStore(memory, ttl={"default_ttl": 2})  # minutes
     ns = ("s",)
     store.put(ns, "short", {"v": 1})
     store.put(ns, "forever", {"v": 2}, ttl=None)
     store.put(ns, "read", {"v": 3})
     assert store.supports_ttl
-    time.sleep(0.7)
-    assert store.get(ns, "read") is not None  # refreshes: 1.2 s from now
+    clock.advance(70)
+    assert store.get(ns, "read") is not None  # refreshes: two minutes from now
     assert store.get(ns, "short", refresh_ttl=False) is not None  # does not
-    time.sleep(0.7)
+    clock.advance(70)
     assert store.get(ns, "short") is None  # expired: invisible at once
-    assert {h.key for h in store.search(ns)} == {"forever", "read"}
-    assert {h.key for h in store.search(ns, query="v")} == {"forever", "read"}
-    time.sleep(1.3)
+    assert {h.key for h in store.search(ns, refresh_ttl=False)} == {"forever", "read"}
+    assert {h.key for h in store.search(ns, query="v", refresh_ttl=False)} == {"forever", "read"}
+    clock.advance(60)
     assert [h.key for h in store.search(ns)] == ["forever"]
     assert store.sweep_ttl() == 2
     swept = [d for d in memory.decisions(store.memory_namespace(ns)) if d.reason == "expired"]
     assert sorted(k for d in swept for k in d.record_ids) == ["read", "short"]
     assert store.sweep_ttl() == 0
-    store.put(ns, "short", {"v": 4}, ttl=TICK)  # an expired key can be written again
+    store.put(ns, "short", {"v": 4}, ttl=1)  # an expired key can be written again
     assert store.get(ns, "short").value == {"v": 4}  # type: ignore[union-attr]
 
 
+def test_search_refreshes_what_it_returns(memory: AgentMemory, clock: Clock) -> None:
+    store = AgentMemoryStore(memory, ttl={"default_ttl": 2, "refresh_on_read": False})
+    store.put(("s",), "a", {"v": "alpha"})
+    store.put(("s",), "b", {"v": "beta"})
+    clock.advance(90)
+    assert [h.key for h in store.search(("s",), query="alpha", limit=1, refresh_ttl=True)] == ["a"]
+    assert store.get(("s",), "b") is not None  # refresh_on_read=False: not refreshed
+    clock.advance(60)
+    assert [h.key for h in store.search(("s",))] == ["a"]
+
+
 def test_ttl_sweeper_thread_starts_and_stops(memory: AgentMemory) -> None:
-    with AgentMemoryStore(memory, ttl={"sweep_interval_minutes": TICK / 3}) as store:
-        store.put(("s",), "k", {"v": 1}, ttl=TICK / 2)
-        deadline = time.time() + 10
+    tick = 0.6 / 60  # minutes
+    with AgentMemoryStore(memory, ttl={"sweep_interval_minutes": tick / 3}) as store:
+        store.put(("s",), "k", {"v": 1}, ttl=tick / 2)
+        deadline = time.time() + 20
         ns = store.memory_namespace(("s",))
         while time.time() < deadline and not any(
             d.reason == "expired" for d in memory.decisions(ns)
@@ -296,28 +322,28 @@ def test_ttl_sweeper_thread_starts_and_stops(memory: AgentMemory) -> None:
     assert store.stop_ttl_sweeper()  # already stopped
 
 
-def test_ttl_holds_across_a_restart(shared_store_url: str) -> None:
+def test_ttl_holds_across_a_restart(shared_store_url: str, clock: Clock) -> None:
     with AgentMemory(shared_store_url, embeddings=EMB) as mem:
-        AgentMemoryStore(mem).put(("s",), "k", {"v": 1}, ttl=2 * TICK)
-        mem.add("Call Bob back.", namespace="alice", ttl=1.2)
+        AgentMemoryStore(mem).put(("s",), "k", {"v": 1}, ttl=2)
+        mem.add("Call Bob back.", namespace="alice", ttl=90)
     with AgentMemory(shared_store_url, embeddings=EMB) as mem:
         store = AgentMemoryStore(mem)
         assert store.get(("s",), "k", refresh_ttl=False) is not None
         assert [r.text for r in mem.search("Bob", namespace="alice")] == ["Call Bob back."]
-        time.sleep(1.4)
+        clock.advance(150)
         assert store.get(("s",), "k") is None
         assert mem.search("Bob", namespace="alice") == []
         assert mem.records("alice") == []
         assert mem.sweep() == 1  # the store's item; the search already swept alice's
 
 
-def test_memory_records_expire_for_every_read(memory: AgentMemory) -> None:
-    (op,) = memory.add("A passing note.", namespace="u", ttl=0.8)
+def test_memory_records_expire_for_every_read(memory: AgentMemory, clock: Clock) -> None:
+    (op,) = memory.add("A passing note.", namespace="u", ttl=60)
     memory.add("A lasting note.", namespace="u")
     rid = op.record_ids[0]
     assert memory.get(rid, namespace="u").expires_at is not None
     assert len(memory.search("note", namespace="u", k=5)) == 2
-    time.sleep(1.0)
+    clock.advance(61)
     assert [r.text for r in memory.search("note", namespace="u", k=5)] == ["A lasting note."]
     assert [r.text for r in memory.records("u")] == ["A lasting note."]
     assert memory.get_many([rid], namespace="u") == []
@@ -325,10 +351,29 @@ def test_memory_records_expire_for_every_read(memory: AgentMemory) -> None:
     assert len(memory.search_by_vector(vector, namespace="u", k=5)) == 1
     deleted = [d for d in memory.decisions("u") if d.kind is OpKind.DELETE]
     assert [(d.record_ids, d.reason, d.policy) for d in deleted] == [((rid,), "expired", "expiry")]
+
+
+def test_expiry_moved_by_another_writer_is_seen(shared_store_url: str, clock: Clock) -> None:
+    with (
+        AgentMemory(shared_store_url, embeddings=EMB) as reader,
+        AgentMemory(shared_store_url, embeddings=EMB) as writer,
+    ):
+        reader.add("A note that gets more time.", namespace="u", record_id="n", ttl=60)
+        assert len(reader.search("note", namespace="u")) == 1  # cached with its expiry
+        writer.set_expiry(["n"], namespace="u", ttl=600)
+        clock.advance(120)
+        assert [r.id for r in reader.search("note", namespace="u")] == ["n"]
+        assert [d.kind for d in reader.decisions("u")] == [OpKind.ADD]
+
+
+def test_bad_expiry_is_refused(memory: AgentMemory) -> None:
+    memory.add("A lasting note.", namespace="u")
     with pytest.raises(InvalidInputError, match="ttl must be"):
         memory.add("never", namespace="u", ttl=-1)
     with pytest.raises(InvalidInputError, match="not both"):
         memory.add("never", namespace="u", ttl=5, expires_at=datetime.now(timezone.utc))
+    with pytest.raises(InvalidTypeError, match="ttl must be seconds"):
+        memory.add("never", namespace="u", ttl="5")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="already past"):
         memory.add("never", namespace="u", expires_at=datetime(2020, 1, 1))
     assert [r.text for r in memory.records("u")] == ["A lasting note."]
