@@ -42,8 +42,8 @@ def _found_in_files(db_path: Path, needle: bytes) -> list[str]:
     return [p.name for p in _store_files(db_path) if needle in p.read_bytes()]
 
 
-def _vector_bytes(memory: AgentMemory, record_id: str) -> bytes:
-    embedding = memory.get(record_id).embedding
+def _vector_bytes(memory: AgentMemory, record_id: str, namespace: str = "u") -> bytes:
+    embedding = memory.get(record_id, namespace=namespace).embedding
     assert embedding is not None
     return np.asarray(embedding, dtype="<f4").tobytes()
 
@@ -102,7 +102,7 @@ def test_close_empties_the_wal_while_another_connection_stays_open(
         other.add(OTHERS[0], namespace="v")
         with AgentMemory(url, embeddings=hash_embeddings) as mem:
             (op,) = mem.add(SECRET, namespace="u")
-            mem.delete(op.record_ids[0])
+            mem.delete(op.record_ids[0], namespace="u")
         # ``other`` still holds the file open, so SQLite keeps the WAL: close emptied it.
         wal = db_path.with_name(db_path.name + "-wal")
         assert wal.exists()
@@ -158,7 +158,7 @@ def test_noop_entries_keep_no_text(tmp_path: Path, hash_embeddings: HashEmbeddin
             (OpKind.ADD, SECRET),
             (OpKind.NOOP, None),
         ]
-        mem.delete(added.record_ids[0])
+        mem.delete(added.record_ids[0], namespace="u")
         assert all(d.text is None for d in mem.decisions("u"))
 
 
@@ -205,7 +205,7 @@ def test_record_and_audit_entry_commit_or_roll_back_together(
 
         # And a write that succeeds lands with its entry.
         (op,) = mem.add(SECRET, namespace="u")
-        assert mem.get(op.record_ids[0]).text == SECRET
+        assert mem.get(op.record_ids[0], namespace="u").text == SECRET
         assert mem.decisions("u")[-1].record_ids == op.record_ids
 
 
@@ -296,7 +296,7 @@ def test_delete_namespace_leaves_nothing_in_the_files(
     url = f"sqlite:///{db_path}"
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         ids = _fill(mem, "alice", [SECRET, *OTHERS[:2]])
-        vectors = [_vector_bytes(mem, rid) for rid in ids]
+        vectors = [_vector_bytes(mem, rid, "alice") for rid in ids]
         _fill(mem, "bob", [OTHERS[2]])
         mem.search("PIN", namespace="alice")
         mem.search("Lisbon", namespace="bob")
@@ -343,7 +343,7 @@ def test_postgres_keeps_no_row_with_forgotten_text(
         (op,) = mem.add(SECRET, namespace="u")
         mem.add(OTHERS[0], namespace="u")
         assert rows_holding("ZEBRA-7731") == 2  # the record and its ADD entry
-        mem.delete(op.record_ids[0])
+        mem.delete(op.record_ids[0], namespace="u")
         assert rows_holding("ZEBRA-7731") == 0
         assert rows_holding("grey cat") == 2
 
