@@ -263,6 +263,28 @@ def test_delete_namespace_erases_one_user_only(
         assert [d.kind for d in mem.decisions("alice")] == [OpKind.ADD]
 
 
+def test_delete_namespace_is_one_transaction(
+    store_url: str, hash_embeddings: HashEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_agentmem.backends import sql as sql_module
+
+    with AgentMemory(store_url, embeddings=hash_embeddings) as mem:
+        ids = _fill(mem, "alice", [SECRET, OTHERS[0]])
+        before = (mem.records("alice"), mem.decisions("alice"), mem.threads("alice"))
+
+        def failing_marker(namespace: str) -> str:
+            raise _Boom("the erasure marker could not be written")
+
+        # The marker is written last, after every DELETE: failing there must undo them all.
+        real_marker = sql_module.erase_marker
+        monkeypatch.setattr(sql_module, "erase_marker", failing_marker)
+        with pytest.raises(_Boom):
+            mem.delete_namespace("alice")
+        monkeypatch.setattr(sql_module, "erase_marker", real_marker)
+        assert (mem.records("alice"), mem.decisions("alice"), mem.threads("alice")) == before
+        assert [h.id for h in mem.search("PIN", namespace="alice", k=1)] == ids[:1]
+
+
 async def test_adelete_namespace(hash_embeddings: HashEmbeddings) -> None:
     with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
         await mem.aadd(SECRET, namespace="alice")
