@@ -6,7 +6,8 @@ The file starts with a header line, then one line per record and per chat messag
      "embedding_model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384,
      "embeddings": false, "exported_at": "2026-...+00:00", "records": 2, "messages": 3}
     {"type": "record", "id": "...", "thread": "t1", "role": "human", "text": "...",
-     "metadata": {...}, "created_at": "...+00:00", "updated_at": "...+00:00"}
+     "metadata": {...}, "created_at": "...+00:00", "updated_at": "...+00:00",
+     "expires_at": null}
     {"type": "message", "thread": "t1", "created_at": "...+00:00", "message": {...}}
 
 Times are ISO 8601 in UTC. ``embedding`` (base64 of little-endian float32) is written only
@@ -87,6 +88,7 @@ class _Record:
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    expires_at: datetime | None
     embedding: Vector | None
 
 
@@ -158,7 +160,7 @@ def export_namespace(
                 "metadata": row.metadata,
                 "created_at": _iso(row.created_at),
                 "updated_at": _iso(row.updated_at),
-                # Record expiry, once records carry one, belongs here ("expires_at").
+                "expires_at": None if row.expires_at is None else _iso(row.expires_at),
             }
             if embeddings:
                 vector = np.asarray(row.embedding, dtype="<f4").tobytes()
@@ -267,6 +269,9 @@ def _record(lines: _Lines, number: int, line: dict[str, Any], dims: int | None) 
             updated_at=lines.time(
                 number, line.get("updated_at", line.get("created_at")), "updated_at"
             ),
+            expires_at=None
+            if line.get("expires_at") is None
+            else lines.time(number, line.get("expires_at"), "expires_at"),
             embedding=vector,
         )
 
@@ -401,6 +406,7 @@ def import_namespace(
                 thread=r.thread,
                 timestamp=r.created_at,
                 updated_at=r.updated_at,
+                expires_at=r.expires_at,
                 embedding=vectors[r.id],
                 policy=IMPORT_POLICY,
             )

@@ -30,7 +30,15 @@ FACTS = [
 def _fill(mem: AgentMemory, namespace: str = "alice") -> None:
     for i, (text, thread, meta) in enumerate(FACTS):
         when = datetime(2024, 3, 1 + i, 9, 30, 15, 123456 + i, tzinfo=timezone.utc)
-        mem.add(text, namespace=namespace, thread=thread, metadata=meta, timestamp=when)
+        expiry = datetime(2099, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc) if i == 2 else None
+        mem.add(
+            text,
+            namespace=namespace,
+            thread=thread,
+            metadata=meta,
+            timestamp=when,
+            expires_at=expiry,
+        )
     first = mem.records(namespace)[0]
     mem.update(first.id, "I am allergic to peanuts and cashews.", namespace=namespace)
     mem.add_messages(
@@ -44,7 +52,7 @@ def _fill(mem: AgentMemory, namespace: str = "alice") -> None:
 
 def _snapshot(mem: AgentMemory, namespace: str) -> tuple[object, ...]:
     records = sorted(
-        (r.id, r.text, r.thread, dict(r.metadata), r.created_at, r.updated_at)
+        (r.id, r.text, r.thread, dict(r.metadata), r.created_at, r.updated_at, r.expires_at)
         for r in mem.records(namespace)
     )
     messages = [(t, p, epoch_to_datetime(at)) for t, p, at in mem.backend.iter_messages(namespace)]
@@ -66,6 +74,7 @@ def test_round_trip_sqlite_postgres_sqlite(
         assert (result.records, result.skipped, result.messages) == (4, 0, 3)
         assert result.reembedded == 4  # the file carries no embeddings
         assert _snapshot(pg, "alice") == original
+        assert [r.expires_at is not None for r in pg.records("alice")].count(True) == 1
         assert pg.records("bob") == []
         assert {d.policy for d in pg.decisions("alice")} == {"import"}
         assert pg.search("allergic to cashews", namespace="alice", k=1, mode="lexical")[
