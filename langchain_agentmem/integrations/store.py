@@ -73,7 +73,7 @@ from langchain_agentmem.validation import STORE_MARK, StoreNamespace, check_name
 logger = logging.getLogger(__name__)
 
 _EPOCH = datetime.fromtimestamp(0, tz=timezone.utc)
-_TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes")
+_TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired")
 _NAME = r"[^.\[\]{},]+"
 _SEGMENT = rf"(?:{_NAME}|\{{{_NAME}(?:,{_NAME})*\}})(?:\[(?:\*|-?\d+)\])*"
 _PATH = re.compile(rf"^(?:\$|{_SEGMENT}(?:\.{_SEGMENT})*)$")
@@ -110,9 +110,10 @@ def check_ttl_config(ttl: object) -> TTLConfig | None:
     for key in ("default_ttl", "sweep_interval_minutes"):
         if ttl.get(key) is not None:
             check_minutes(ttl[key], what=f"ttl[{key!r}]")
-    refresh = ttl.get("refresh_on_read", True)
-    if not isinstance(refresh, bool):
-        raise InvalidTypeError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    for key in ("refresh_on_read", "omit_expired"):
+        flag = ttl.get(key, True)
+        if not isinstance(flag, bool):
+            raise InvalidTypeError(f"ttl[{key!r}] must be a bool, got {flag!r}")
     return TTLConfig(**ttl)  # type: ignore[typeddict-item]
 
 
@@ -168,6 +169,18 @@ def _operator(value: Any, op: str, arg: Any) -> bool:
     )
 
 
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    """``value[key]``; a dotted key (``"user.level"``) reaches into nested dicts."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping):
+            return None
+        found = found.get(part)
+    return found
+
+
 def _matches(path: tuple[str, ...], condition: MatchCondition) -> bool:
     pattern = tuple(condition.path)
     if len(path) < len(pattern):
@@ -217,7 +230,8 @@ class AgentMemoryStore(BaseStore):
             ``["$"]``: the whole value as JSON); a put's ``index`` argument overrides them.
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read``
             (default ``True``), ``sweep_interval_minutes`` (starts a sweeper thread,
-            stopped by :meth:`close` or :meth:`stop_ttl_sweeper`).
+            stopped by :meth:`close` or :meth:`stop_ttl_sweeper`); ``omit_expired`` is
+            accepted, and expired items are always omitted.
     """
 
     supports_ttl = True
@@ -408,7 +422,7 @@ class AgentMemoryStore(BaseStore):
     def _keep(value: Mapping[str, Any], op: SearchOp) -> bool:
         if not op.filter:
             return True
-        return all(_compare(value.get(k), v) for k, v in op.filter.items())
+        return all(_compare(_field(value, k), v) for k, v in op.filter.items())
 
     @staticmethod
     def _score(record: MemoryRecord, query: Vector) -> float | None:

@@ -119,7 +119,12 @@ def test_search_filters_pages_and_orders(store: AgentMemoryStore) -> None:
     assert all(h.score is None for h in everything)
     assert {h.key for h in store.search(("docs", "x"), filter={"kind": "a"})} == {"k0", "k2", "k4"}
     assert [h.value["n"] for h in store.search(("docs",), filter={"n": {"$gt": 3}})] == [10, 4]
-    assert len(store.search(("docs",), limit=2, offset=5)) == 1
+    store.put(("docs", "z"), "deep", {"user": {"access-level": "nested"}, "a.b": 1})
+    assert [h.key for h in store.search(("docs",), filter={"user.access-level": "nested"})] == [
+        "deep"
+    ]
+    assert [h.key for h in store.search(("docs",), filter={"a.b": 1})] == ["deep"]
+    assert len(store.search(("docs",), limit=2, offset=6)) == 1  # 7 items
     assert store.search(("nothing",)) == []
 
 
@@ -201,6 +206,7 @@ def test_bad_input_is_refused_before_anything_changes(memory: AgentMemory) -> No
         AgentMemoryStore(memory, ttl={"default": 5})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(InvalidInputError, match="positive number of minutes, got -1"):
         AgentMemoryStore(memory, ttl={"default_ttl": -1})
+    AgentMemoryStore(memory, ttl={"omit_expired": True, "refresh_on_read": False})
     with pytest.raises(InvalidTypeError, match="refresh_on_read"):
         AgentMemoryStore(memory, ttl={"refresh_on_read": "yes"})  # type: ignore[typeddict-item]
     for bad in ["a[", "a..b", "[x]", "a]", "", "a.{b"]:
