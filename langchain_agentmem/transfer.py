@@ -10,11 +10,12 @@ The file starts with a header line, then one line per record and per chat messag
      "expires_at": null}
     {"type": "message", "thread": "t1", "created_at": "...+00:00", "message": {...}}
 
-Times are ISO 8601 in UTC. ``embedding`` (base64 of little-endian float32) is written only
-when asked for; an import re-embeds the records whose file carries no embedding or whose
-embeddings came from another model. Importing keeps record ids, adds nothing that is
-already there (records by id, messages already in their thread), and writes everything
-in one transaction: a bad line imports nothing.
+Times are ISO 8601 in UTC; an import leaves out records that expired since the export.
+``embedding`` (base64 of little-endian float32) is written only when asked for; an import
+re-embeds the records whose file carries no embedding or whose embeddings came from
+another model. Importing keeps record ids, adds nothing that is already there (records by
+id, messages already in their thread), and writes everything in one transaction: a bad
+line imports nothing.
 """
 
 from __future__ import annotations
@@ -394,6 +395,8 @@ def import_namespace(
         for record in records:
             # Ids are unique per namespace: another namespace's record of the same id is
             # another record, never touched here.
+            if record.expires_at is not None and record.expires_at.timestamp() <= now:
+                continue  # expired since the export: forgotten, not brought back
             if not tx.record_exists(target, record.id, now):
                 new.append(record)
         ops = [

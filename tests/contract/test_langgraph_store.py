@@ -21,6 +21,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -370,6 +371,21 @@ def test_expiry_moved_by_another_writer_is_seen(shared_store_url: str, clock: Cl
         clock.advance(120)
         assert [r.id for r in reader.search("note", namespace="u")] == ["n"]
         assert [d.kind for d in reader.decisions("u")] == [OpKind.ADD]
+
+
+def test_export_and_import_keep_expiry(memory: AgentMemory, clock: Clock, tmp_path: Path) -> None:
+    memory.add("Back in an hour.", namespace="u", record_id="hour", ttl=3600)
+    memory.add("Back in a minute.", namespace="u", record_id="minute", ttl=60)
+    memory.add("Always here.", namespace="u", record_id="always")
+    path = tmp_path / "u.jsonl"
+    memory.export_namespace("u", path)
+    clock.advance(120)
+    with AgentMemory(":memory:", embeddings=EMB) as other:
+        other.import_namespace(path)
+        got = {r.id: r.expires_at for r in other.records("u")}
+        assert got.keys() == {"hour", "always"}  # the expired one is not brought back
+        assert got["always"] is None
+        assert got["hour"] == memory.get("hour", namespace="u").expires_at
 
 
 def test_bad_expiry_is_refused(memory: AgentMemory) -> None:
