@@ -15,6 +15,8 @@ The embedder is ``HashEmbeddings``: these tests are about the store, not the mod
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import multiprocessing
 import threading
 import time
@@ -259,6 +261,33 @@ def test_non_canonical_and_malformed_records_are_passed_over(
     assert [h.key for h in store.search(("memories",), query="planted value")] == ["real"]
     assert store.get(("memories", "bob"), "bare") is None
     assert store.list_namespaces() == [("memories", "bob")]
+
+
+def test_items_of_a_version_one_store_are_adopted(memory: AgentMemory) -> None:
+    """Version 0.1 kept items in plain namespaces under ids derived from namespace and key."""
+
+    def v1_id(labels: list[str], key: str) -> str:
+        blob = json.dumps(["lg", labels, key], ensure_ascii=False)
+        return "lg:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    old = "lg/memories/a%2Fb"
+    value = {"content": "Alice likes tea."}
+    meta = {"lg_key": "tea", "lg_value": value, "lg_indexed": True}
+    memory.add(
+        json.dumps(value), namespace=old, record_id=v1_id(["memories", "a/b"], "tea"), metadata=meta
+    )
+    # Not adopted: an id that is not the derivation, and a record without a value.
+    memory.add("forged", namespace=old, record_id="lg:forged", metadata={**meta, "lg_key": "x"})
+    memory.add("plain note", namespace="lg/memories/bob")
+    store = AgentMemoryStore(memory)
+    item = store.get(("memories", "a/b"), "tea")
+    assert item is not None and item.value == value
+    assert store.search(("memories",), query="tea")[0].score is not None
+    assert [r.id for r in memory.records(old)] == ["lg:forged"]
+    assert [r.text for r in memory.records("lg/memories/bob")] == ["plain note"]
+    assert store.list_namespaces() == [("memories", "a/b")]
+    AgentMemoryStore(memory)  # adopting again changes nothing
+    assert [h.key for h in store.search(("memories",))] == ["tea"]
 
 
 # -- TTL -------------------------------------------------------------------------------------
