@@ -26,6 +26,7 @@ from langchain_agentmem.integrations.graph import (
     user_thread_id,
 )
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
+from langchain_agentmem.integrations.prompt import MemoryFormatter, format_memories
 from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
 from langchain_agentmem.integrations.store import AgentMemoryStore
 from langchain_agentmem.integrations.tools import memory_tools
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "LearnedPolicy",
+    "MemoryFormatter",
     "MemoryOp",
     "MemoryPolicy",
     "MemoryRecord",
@@ -62,6 +64,7 @@ __all__ = [
     "UnknownStoreError",
     "WindowChatMessageHistory",
     "available_policies",
+    "format_memories",
     "memories_message",
     "memory_tools",
     "policy_node",

@@ -13,6 +13,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from langchain_agentmem.backends.url import agentmem_home
 from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
+from langchain_agentmem.integrations.prompt import recall, render, shown_texts
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
 from langchain_agentmem.types import MemoryRecord
@@ -28,8 +29,7 @@ PROMPT = ChatPromptTemplate.from_messages(
     [
         (
             "system",
-            "You are a helpful assistant with long-term memory.\n"
-            "What you remember about this user:\n{memories}",
+            "You are a helpful assistant with long-term memory.\n{memories}",
         ),
         MessagesPlaceholder("history"),
         ("human", "{input}"),
@@ -38,10 +38,8 @@ PROMPT = ChatPromptTemplate.from_messages(
 
 
 def format_memories(records: list[MemoryRecord]) -> str:
-    """Recalled records as prompt lines."""
-    if not records:
-        return "(nothing yet)"
-    return "\n".join(f"- {r.text}" for r in records)
+    """Recalled records as the prompt's memories block (the surfaces' one formatter)."""
+    return render(records) or "(no memories of this user yet)"
 
 
 def _show_prompt(out: TextIO, messages: list[BaseMessage]) -> None:
@@ -61,7 +59,8 @@ def _turn(
     text: str,
     k: int,
 ) -> None:
-    recalled = memory.search(text, namespace=history.namespace, k=k)
+    shown = shown_texts([text, *history.messages])
+    recalled = recall(memory, text, namespace=history.namespace, k=k, shown=shown)
     messages = PROMPT.format_messages(
         memories=format_memories(recalled), history=history.messages, input=text
     )
@@ -125,7 +124,9 @@ def session_two(out: TextIO, url: str, user: str, k: int) -> int:
     model = chat_model_from_env()
     memory = AgentMemory(url)
     history = BufferChatMessageHistory(memory, namespace=user, thread="thread-B")
-    recalled = memory.search(QUESTION, namespace=user, k=k)
+    recalled = recall(
+        memory, QUESTION, namespace=user, k=k, shown=shown_texts([QUESTION, *history.messages])
+    )
     out.write(f"\n  recalled for {QUESTION!r}:\n")
     for record in recalled:
         when = record.created_at.isoformat(timespec="seconds") if record.created_at else "?"

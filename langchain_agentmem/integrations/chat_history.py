@@ -23,7 +23,10 @@ from langchain_agentmem.validation import check_name
 
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
-DEFAULT_REMEMBER_ROLES = ("human", "ai")
+DEFAULT_REMEMBER_ROLES = ("human",)
+"""What long-term memory is offered by default: the user's words only. Assistant replies
+(``"ai"``), tool traffic and system text are remembered only when asked for, and then
+stored with their role, so a prompt shows them as the assistant's, never as the user's."""
 
 MESSAGE_TYPES = ("human", "ai", "system", "tool", "function", "chat")
 """``BaseMessage.type`` values a history can be asked to remember."""
@@ -104,7 +107,8 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         thread: The conversation.
         remember: Also offer each new message to long-term memory (through the policy),
             so later threads of the same namespace can recall it.
-        remember_roles: Message types offered when ``remember`` is on.
+        remember_roles: Message types offered when ``remember`` is on (default: the
+            user's words, ``("human",)``; add ``"ai"`` to keep replies as the assistant's).
     """
 
     def __init__(

@@ -12,16 +12,24 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
+from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import PrivateAttr
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
+from langchain_agentmem.integrations.prompt import (
+    DEFAULT_HEADER,
+    MemoryFormatter,
+    arecall,
+    check_formatter,
+    recall,
+    render,
+    shown_texts,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
 from langchain_agentmem.validation import check_k, check_name, check_optional_name
-
-DEFAULT_HEADER = "Relevant memories from earlier conversations:"
 
 _CHAIN_ROLES = ("human", "ai")
 
@@ -44,8 +52,11 @@ class AgentMemoryRecall(BaseMemory):
     """Recall a user's long-term memories into a classic chain's prompt.
 
     On each call the chain's input is searched in the namespace's long-term memory and
-    the best matches fill the memory variable; after the call the exchange (input and
-    output) is offered to long-term memory, where the store's policy decides what to keep.
+    the best matches fill the memory variable (one fenced block of dated, attributed
+    memories; see :mod:`langchain_agentmem.integrations.prompt`); after the call the
+    user's input (and the chain's output, when asked for) is offered to long-term memory,
+    where the store's policy decides what to keep. What the prompt already shows (the
+    input, and the messages of ``history`` when given) is not recalled again.
 
     Setup:
         ``pip install langchain-agentmem`` (langchain-classic comes with it).
@@ -79,9 +90,13 @@ class AgentMemoryRecall(BaseMemory):
         output_key: The chain output to save (default: the only output).
         return_messages: Fill the variable with a list of messages (one ``SystemMessage``,
             or none when nothing is recalled) instead of a string.
-        header: The line written before the recalled memories.
-        remember_roles: Which side of the exchange to offer: ``"human"`` (the input),
-            ``"ai"`` (the output), or both.
+        header: The line written inside the memories block before the memories.
+        remember_roles: Which side of the exchange to offer: ``"human"`` (the input, the
+            default), ``"ai"`` (the output, stored as the assistant's), or both.
+        formatter: Replaces the default :func:`format_memories` (a function of a list
+            of ``MemoryRecord`` returning a str).
+        history: The chat history the chain also shows (the ``chat_memory`` of a
+            ``ConversationBufferMemory`` beside this one): its messages are not recalled.
     """
 
     memory: AgentMemory
@@ -93,8 +108,10 @@ class AgentMemoryRecall(BaseMemory):
     input_key: str | None = None
     output_key: str | None = None
     return_messages: bool = False
-    header: str = DEFAULT_HEADER
+    header: str | None = DEFAULT_HEADER
     remember_roles: tuple[str, ...] = DEFAULT_REMEMBER_ROLES
+    formatter: MemoryFormatter | None = None
+    history: BaseChatMessageHistory | None = None
 
     _last_recalled: list[MemoryRecord] = PrivateAttr(default_factory=list)
     _last_ops: list[MemoryOp] = PrivateAttr(default_factory=list)
@@ -111,8 +128,10 @@ class AgentMemoryRecall(BaseMemory):
         input_key: str | None = None,
         output_key: str | None = None,
         return_messages: bool = False,
-        header: str = DEFAULT_HEADER,
+        header: str | None = DEFAULT_HEADER,
         remember_roles: tuple[str, ...] | list[str] = DEFAULT_REMEMBER_ROLES,
+        formatter: MemoryFormatter | None = None,
+        history: BaseChatMessageHistory | None = None,
     ) -> None:
         # Checked here (not by pydantic) so bad input raises the package's errors.
         if not isinstance(memory, AgentMemory):
@@ -124,6 +143,11 @@ class AgentMemoryRecall(BaseMemory):
         ):
             raise InvalidTypeError(
                 f"min_score must be a number or None, got {type(min_score).__name__}"
+            )
+        if history is not None and not isinstance(history, BaseChatMessageHistory):
+            raise InvalidTypeError(
+                f"history must be a BaseChatMessageHistory, got {type(history).__name__}; "
+                "pass the chat_memory your chain shows, or leave it out"
             )
         roles = check_roles(remember_roles)
         for role in roles:
@@ -143,6 +167,8 @@ class AgentMemoryRecall(BaseMemory):
             return_messages=bool(return_messages),
             header=header,
             remember_roles=roles,
+            formatter=check_formatter(formatter),
+            history=history,
         )
         super().__init__(**fields)
 
@@ -183,30 +209,47 @@ class AgentMemoryRecall(BaseMemory):
         return text if text.strip() else None
 
     def _variables(self, records: list[MemoryRecord]) -> dict[str, Any]:
-        if self.min_score is not None:
-            records = [r for r in records if r.score is not None and r.score >= self.min_score]
+        text = render(records, self.formatter, header=self.header) if records else ""
         self._last_recalled = records
-        if not records:
+        if not text:
             return {self.memory_key: [] if self.return_messages else ""}
-        body = "\n".join(f"- {r.text}" for r in records)
-        text = f"{self.header}\n{body}" if self.header else body
         if self.return_messages:
             return {self.memory_key: [SystemMessage(content=text)]}
         return {self.memory_key: text}
+
+    def _shown(self, query: str, history: list[BaseMessage]) -> set[str]:
+        return shown_texts([query, *history])
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Recall the memories most relevant to the chain's input."""
         query = self._query(inputs)
         if query is None:
             return self._variables([])
-        return self._variables(self.memory.search(query, namespace=self.namespace, k=self.k))
+        shown = self._shown(query, [] if self.history is None else self.history.messages)
+        found = recall(
+            self.memory,
+            query,
+            namespace=self.namespace,
+            k=self.k,
+            min_score=self.min_score,
+            shown=shown,
+        )
+        return self._variables(found)
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Async :meth:`load_memory_variables`."""
         query = self._query(inputs)
         if query is None:
             return self._variables([])
-        found = await self.memory.asearch(query, namespace=self.namespace, k=self.k)
+        history = [] if self.history is None else await self.history.aget_messages()
+        found = await arecall(
+            self.memory,
+            query,
+            namespace=self.namespace,
+            k=self.k,
+            min_score=self.min_score,
+            shown=self._shown(query, history),
+        )
         return self._variables(found)
 
     # -- writes ----------------------------------------------------------------------------

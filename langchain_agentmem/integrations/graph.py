@@ -55,12 +55,25 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.chat_history import check_positive_int, check_roles
+from langchain_agentmem.integrations.chat_history import (
+    DEFAULT_REMEMBER_ROLES,
+    check_positive_int,
+    check_roles,
+)
+from langchain_agentmem.integrations.prompt import (
+    DEFAULT_HEADER,
+    MemoryFormatter,
+    arecall,
+    check_formatter,
+    format_memories,
+    recall,
+    record_as_state,
+    render,
+    shown_texts,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_name, check_namespace
-
-DEFAULT_HEADER = "Relevant memories from earlier conversations:"
 
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
@@ -75,7 +88,8 @@ class RecallState(TypedDict, total=False):
     """The conversation (LangGraph's message reducer)."""
     memories: list[dict[str, Any]]
     """Memories recalled for the latest human message: ``id``, ``text``, ``score``,
-    ``thread`` (plain JSON, so every checkpointer can store it)."""
+    ``thread``, ``created_at`` and, when known, ``role`` / ``speaker`` / ``source`` (plain
+    JSON, so every checkpointer can store it)."""
     remembered: list[str]
     """Ids of the messages of the latest turn already offered to long-term memory."""
 
@@ -230,41 +244,25 @@ def turn_items(
 
 def records_as_state(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
     """Recalled records as plain JSON for the graph state."""
-    return [{"id": r.id, "text": r.text, "score": r.score, "thread": r.thread} for r in records]
-
-
-def format_memories(memories: Sequence[Mapping[str, Any] | MemoryRecord], header: str) -> str:
-    """The recalled memories as prompt text (``""`` when there are none)."""
-    lines = []
-    for m in memories:
-        text = m.text if isinstance(m, MemoryRecord) else m.get("text")
-        if isinstance(text, str) and text.strip():
-            lines.append(f"- {text}")
-    if not lines:
-        return ""
-    body = "\n".join(lines)
-    return f"{header}\n{body}" if header else body
+    return [record_as_state(r) for r in records]
 
 
 def memories_message(
     memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
     *,
-    header: str = DEFAULT_HEADER,
+    header: str | None = DEFAULT_HEADER,
+    formatter: MemoryFormatter | None = None,
 ) -> SystemMessage | None:
-    """A system message listing the recalled memories, or ``None`` when there are none.
+    """A system message holding the recalled memories, fenced, or ``None`` when none.
 
     Args:
         memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
-        header: The line written before the memories.
+        header: The line written inside the block before the memories.
+        formatter: Replaces :func:`format_memories` (a function of a list of
+            ``MemoryRecord`` returning a str).
     """
-    text = format_memories(memories or [], header)
+    text = render(memories or [], check_formatter(formatter), header=header)
     return SystemMessage(content=text) if text else None
-
-
-def _filter(records: list[MemoryRecord], min_score: float | None) -> list[MemoryRecord]:
-    if min_score is None:
-        return records
-    return [r for r in records if r.score is not None and r.score >= min_score]
 
 
 def _check_key(value: object, what: str) -> str:
@@ -284,9 +282,10 @@ def recall_node(
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A node that recalls the memories relevant to the latest human message.
 
-    It writes ``{output_key: [{"id", "text", "score", "thread"}, ...]}`` into the state
-    (an empty list when the latest human message has no text, or there is none); turn
-    them into a prompt with :func:`memories_message`.
+    It writes ``{output_key: [{"id", "text", "score", "thread", "created_at", "role"},
+    ...]}`` into the state (an empty list when the latest human message has no text, or
+    there is none); turn them into a prompt with :func:`memories_message`. Records whose
+    text is already one of the state's messages are not recalled again.
 
     Args:
         memory: The store.
@@ -307,25 +306,30 @@ def recall_node(
     messages_key = _check_key(messages_key, "messages_key")
     output_key = _check_key(output_key, "output_key")
 
-    def _query(state: object, config: RunnableConfig) -> tuple[str, str | None]:
+    def _query(state: object, config: RunnableConfig) -> tuple[str, str | None, set[str]]:
         namespace = user_namespace(config, user_key)
-        return namespace, latest_query(state_messages(state, messages_key))
+        messages = state_messages(state, messages_key)
+        return namespace, latest_query(messages), shown_texts(messages)
 
-    def recall(state: object, config: RunnableConfig) -> dict[str, Any]:
-        namespace, query = _query(state, config)
+    def run(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, query, shown = _query(state, config)
         if query is None:
             return {output_key: []}
-        found = memory.search(query, namespace=namespace, k=k, mode=mode)
-        return {output_key: records_as_state(_filter(found, min_score))}
+        found = recall(
+            memory, query, namespace=namespace, k=k, mode=mode, min_score=min_score, shown=shown
+        )
+        return {output_key: records_as_state(found)}
 
-    async def arecall(state: object, config: RunnableConfig) -> dict[str, Any]:
-        namespace, query = _query(state, config)
+    async def arun(state: object, config: RunnableConfig) -> dict[str, Any]:
+        namespace, query, shown = _query(state, config)
         if query is None:
             return {output_key: []}
-        found = await memory.asearch(query, namespace=namespace, k=k, mode=mode)
-        return {output_key: records_as_state(_filter(found, min_score))}
+        found = await arecall(
+            memory, query, namespace=namespace, k=k, mode=mode, min_score=min_score, shown=shown
+        )
+        return {output_key: records_as_state(found)}
 
-    return RunnableLambda(recall, afunc=arecall, name="recall")
+    return RunnableLambda(run, afunc=arun, name="recall")
 
 
 # -- policy: retain and forget ---------------------------------------------------------------
@@ -383,7 +387,7 @@ def trim_removals(
 def policy_node(
     memory: AgentMemory,
     *,
-    remember_roles: Sequence[str] = ("human", "ai"),
+    remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
     window: int | None = None,
     max_tokens: int | None = None,
     token_counter: TokenCounter | BaseLanguageModel[Any] | None = None,
@@ -393,8 +397,9 @@ def policy_node(
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A node that offers the latest turn to long-term memory and trims short-term state.
 
-    Each text message of the latest turn (from the newest human message on; by default
-    the human message and the AI answer, not tool traffic) is offered to the memory's
+    Each text message of the latest turn of the roles asked for (by default only the
+    user's words: not the AI answer, not tool traffic; pass ``remember_roles=("human",
+    "ai")`` to keep answers too, stored as the assistant's) is offered to the memory's
     policy, which decides ADD / UPDATE / DELETE / NOOP and logs why
     (``memory.decisions(user)``). Messages already offered are not offered twice when
     the state has a ``remembered`` key (as :class:`RecallState` does): their ids are kept
@@ -407,7 +412,8 @@ def policy_node(
 
     Args:
         memory: The store.
-        remember_roles: Message types to offer (``"human"``, ``"ai"``, ...).
+        remember_roles: Message types to offer (default ``("human",)``; ``"ai"``,
+            ``"tool"`` ... on request).
         window: Most turns to keep in the state (``None``: no window).
         max_tokens: Token budget of the state's messages (``None``: no budget).
         token_counter: Counts tokens of a message list (default: LangChain's approximate

@@ -1,10 +1,13 @@
 """``AgentMemoryMiddleware``: long-term memory for ``langchain.agents.create_agent``.
 
 Before the agent runs, the memories of the user relevant to the newest human message are
-recalled (one search per turn); every model call of the turn sees them appended to its
-system prompt (they are not added to the conversation). After the agent, the turn (the
-human message and the agent's final answer) is offered to long-term memory, where the
-memory's policy decides ADD / UPDATE / DELETE / NOOP and logs why.
+recalled (one search per turn; what the conversation already holds is not recalled
+again); every model call of the turn sees them appended to its system prompt as one
+fenced block of dated, attributed memories (see
+:mod:`langchain_agentmem.integrations.prompt`); they are not added to the conversation,
+and the agent's state keeps only their record ids. After the agent, the user's words of
+the turn (and the agent's answer, when asked for) are offered to long-term memory, where
+the memory's policy decides ADD / UPDATE / DELETE / NOOP and logs why.
 
 The user comes from ``config["configurable"]["user_id"]`` or from the run context
 (``context={"user_id": ...}`` or a context object with that attribute); the key name is
@@ -20,7 +23,7 @@ duplicate middleware instances"); one instance serves every user and thread.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -34,17 +37,24 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_agentmem.integrations.chat_history import check_roles
+from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
 from langchain_agentmem.integrations.graph import (
-    DEFAULT_HEADER,
     check_memory,
-    format_memories,
     latest_human,
     latest_query,
-    records_as_state,
     run_thread,
     turn_items,
     user_namespace,
+)
+from langchain_agentmem.integrations.prompt import (
+    DEFAULT_HEADER,
+    MemoryFormatter,
+    arecall,
+    check_formatter,
+    recall,
+    render,
+    shown_texts,
 )
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.memory import AgentMemory
@@ -55,8 +65,9 @@ from langchain_agentmem.validation import check_k, check_name
 class AgentMemoryState(AgentState[Any]):
     """The agent state with what the middleware keeps between hooks (private)."""
 
-    agentmem_memories: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr]]
-    """Memories recalled for the current turn."""
+    agentmem_memories: NotRequired[Annotated[list[str], PrivateStateAttr]]
+    """Ids of the memories recalled for the current turn (never their text, so a
+    checkpoint holds no copy of a memory that is later forgotten)."""
     agentmem_remembered: NotRequired[Annotated[list[str], PrivateStateAttr]]
     """Ids of the messages of the latest turn already offered to long-term memory."""
 
@@ -106,9 +117,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         min_score: Drop recalled memories scoring below this.
         mode: Search mode: ``"hybrid"``, ``"dense"`` or ``"lexical"``.
         user_key: The ``configurable`` (or context) key naming the user.
-        header: The line written before the recalled memories in the system prompt.
+        header: The line written inside the memories block before the memories.
         remember: Offer each turn to long-term memory after the agent runs.
-        remember_roles: Message types offered (``"human"``, ``"ai"``).
+        remember_roles: Message types offered (default: the user's words,
+            ``("human",)``; add ``"ai"`` to keep answers, stored as the assistant's).
+        formatter: Replaces the default :func:`format_memories` (a function of a list
+            of ``MemoryRecord`` returning a str).
         tools: Also give the agent ``search_memory`` / ``save_memory`` /
             ``forget_memory`` tools, to manage memory itself.
     """
@@ -123,10 +137,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         min_score: float | None = None,
         mode: str = "hybrid",
         user_key: str = "user_id",
-        header: str = DEFAULT_HEADER,
+        header: str | None = DEFAULT_HEADER,
         remember: bool = True,
-        remember_roles: Sequence[str] = ("human", "ai"),
+        remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
         tools: bool = False,
+        formatter: MemoryFormatter | None = None,
     ) -> None:
         super().__init__()
         self.memory = check_memory(memory)
@@ -137,6 +152,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         self.header = header
         self.remember = bool(remember)
         self.remember_roles = check_roles(remember_roles)
+        self.formatter = check_formatter(formatter)
         self.tools = memory_tools(self.memory, user_key=self.user_key, k=self.k) if tools else []
 
     # -- who and where -----------------------------------------------------------------------
@@ -148,21 +164,23 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         namespace = user_namespace(config, self.user_key, context=runtime.context)
         return namespace, run_thread(config)
 
-    def _recalled(self, records: list[MemoryRecord]) -> dict[str, Any]:
-        if self.min_score is not None:
-            records = [r for r in records if r.score is not None and r.score >= self.min_score]
-        return {"agentmem_memories": records_as_state(records)}
-
     # -- recall ----------------------------------------------------------------------------
     def before_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Recall the memories relevant to the newest human message."""
+        """Recall the memories relevant to the newest human message (their ids)."""
         namespace, _ = self._namespace(runtime)
         query = latest_query(state["messages"])
         if query is None:
             return {"agentmem_memories": []}
-        return self._recalled(
-            self.memory.search(query, namespace=namespace, k=self.k, mode=self.mode)
+        found = recall(
+            self.memory,
+            query,
+            namespace=namespace,
+            k=self.k,
+            mode=self.mode,
+            min_score=self.min_score,
+            shown=shown_texts(state["messages"]),
         )
+        return {"agentmem_memories": [r.id for r in found]}
 
     async def abefore_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Async :meth:`before_agent`."""
@@ -170,12 +188,52 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         query = latest_query(state["messages"])
         if query is None:
             return {"agentmem_memories": []}
-        found = await self.memory.asearch(query, namespace=namespace, k=self.k, mode=self.mode)
-        return self._recalled(found)
+        found = await arecall(
+            self.memory,
+            query,
+            namespace=namespace,
+            k=self.k,
+            mode=self.mode,
+            min_score=self.min_score,
+            shown=shown_texts(state["messages"]),
+        )
+        return {"agentmem_memories": [r.id for r in found]}
 
-    def _request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        recalled = cast("list[dict[str, Any]]", request.state.get("agentmem_memories") or [])
-        text = format_memories(recalled, self.header)
+    @staticmethod
+    def _ids(request: ModelRequest[Any]) -> list[str]:
+        ids = request.state.get("agentmem_memories")
+        return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+    def _records(self, request: ModelRequest[Any]) -> list[MemoryRecord]:
+        ids = self._ids(request)
+        if not ids:
+            return []
+        namespace, _ = self._namespace(request.runtime)
+        out = []
+        for record_id in ids:
+            try:  # forgotten since the turn began: not told
+                out.append(self.memory.get(record_id, namespace=namespace))
+            except RecordNotFoundError:
+                continue
+        return out
+
+    async def _arecords(self, request: ModelRequest[Any]) -> list[MemoryRecord]:
+        ids = self._ids(request)
+        if not ids:
+            return []
+        namespace, _ = self._namespace(request.runtime)
+        out = []
+        for record_id in ids:
+            try:
+                out.append(await self.memory.aget(record_id, namespace=namespace))
+            except RecordNotFoundError:
+                continue
+        return out
+
+    def _request(
+        self, request: ModelRequest[Any], records: list[MemoryRecord]
+    ) -> ModelRequest[Any]:
+        text = render(records, self.formatter, header=self.header) if records else ""
         if not text:
             return request
         return request.override(system_message=with_memories(request.system_message, text))
@@ -186,7 +244,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
         """Append the recalled memories to the system prompt of each model call."""
-        return handler(self._request(request))
+        return handler(self._request(request, self._records(request)))
 
     async def awrap_model_call(
         self,
@@ -194,7 +252,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         """Async :meth:`wrap_model_call`."""
-        return await handler(self._request(request))
+        return await handler(self._request(request, await self._arecords(request)))
 
     # -- remember --------------------------------------------------------------------------
     def _turn(self, state: AgentMemoryState) -> tuple[list[tuple[Any, str]], dict[str, Any]]:

@@ -249,7 +249,13 @@ def test_remember_offers_turns_to_long_term_memory(
     kind: str, db_path: Path, embeddings: SentenceTransformerEmbeddings
 ) -> None:
     with reopen(db_path, embeddings) as mem:
-        history = KINDS[kind](mem, namespace="alice", thread="monday", remember=True)
+        history = KINDS[kind](
+            mem,
+            namespace="alice",
+            thread="monday",
+            remember=True,
+            remember_roles=("human", "ai"),
+        )
         history.add_messages(
             [
                 HumanMessage("My daughter's name is Maya and she is seven."),
@@ -302,6 +308,13 @@ async def test_remember_async_and_roles(memory: AgentMemory) -> None:
     assert [op.kind.value for op in humans_only.last_ops] == ["ADD"]
     hits = await memory.asearch("What vehicle do I drive?", namespace="u", k=1)
     assert hits[0].text == "I drive a red tram."
+
+    # The default: the user's words only; the assistant's are kept when asked, as its own.
+    default = BufferChatMessageHistory(memory, namespace="v", thread="t2", remember=True)
+    await default.aadd_messages([HumanMessage("I live in Lyon."), AIMessage("You live in Nice.")])
+    assert [(r.text, r.metadata["role"]) for r in memory.records("v")] == [
+        ("I live in Lyon.", "human")
+    ]
 
 
 # -- bad input -----------------------------------------------------------------------------

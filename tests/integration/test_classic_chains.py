@@ -136,7 +136,9 @@ def test_recall_carries_a_fact_to_another_thread_after_restart(
     db_path: Path, embeddings: SentenceTransformerEmbeddings
 ) -> None:
     with open_memory(db_path, embeddings) as mem:
-        recall_a = AgentMemoryRecall(mem, namespace="alice", thread="A")
+        recall_a = AgentMemoryRecall(
+            mem, namespace="alice", thread="A", remember_roles=("human", "ai")
+        )
         chain_a = ConversationChain(llm=RecordingChatModel.replying("Got it."), memory=recall_a)
         chain_a.invoke({"input": "I am allergic to peanuts."})
         chain_a.invoke({"input": "My favourite board game is Carcassonne."})
@@ -211,7 +213,9 @@ def test_recall_combined_with_the_thread_buffer(memory: AgentMemory) -> None:
 
 
 def test_recall_min_score_and_clear(memory: AgentMemory) -> None:
-    recall = AgentMemoryRecall(memory, namespace="u", thread="t", k=3)
+    recall = AgentMemoryRecall(
+        memory, namespace="u", thread="t", k=3, remember_roles=("human", "ai")
+    )
     recall.save_context({"input": "My car is a blue Volvo."}, {"response": "Nice car."})
     memory.add("I was born in Lyon.", namespace="u", thread="elsewhere")
     question = {"input": "What colour is my Volvo?"}

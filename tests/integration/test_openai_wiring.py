@@ -81,11 +81,11 @@ def test_conversation_chain(
     assert out["response"] == "On 3 March."
     chain("bob", "c3").invoke({"input": QUESTION})
     check_bodies(server, later=1, other=2, stream=stream)
-    assert "Relevant memories" not in server.prompt_text(0)  # nothing to recall yet
+    assert "recalled_memories" not in server.prompt_text(0)  # nothing to recall yet
 
 
 # -- a LangGraph graph with the nodes --------------------------------------------------------
-def memory_graph(memory: AgentMemory, llm: ChatOpenAI) -> Any:
+def memory_graph(memory: AgentMemory, llm: ChatOpenAI, roles: tuple[str, ...] = ("human",)) -> Any:
     def chat(state: RecallState) -> dict[str, Any]:
         system = memories_message(state.get("memories"))
         return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
@@ -93,7 +93,7 @@ def memory_graph(memory: AgentMemory, llm: ChatOpenAI) -> Any:
     builder = StateGraph(RecallState)
     builder.add_node("recall", recall_node(memory, k=3))
     builder.add_node("chat", chat)
-    builder.add_node("remember", policy_node(memory, window=4))
+    builder.add_node("remember", policy_node(memory, window=4, remember_roles=roles))
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "chat")
     builder.add_edge("chat", "remember")
@@ -108,11 +108,11 @@ def test_graph_nodes(memory: AgentMemory, server: ScriptedOpenAIServer) -> None:
     assert out["messages"][-1].text == "On 3 March."
     graph.invoke({"messages": [HumanMessage(QUESTION)]}, cfg("bob", "g3"))
     check_bodies(server, later=1, other=2, stream=False)
-    assert "Relevant memories" in system_text(server.requests[1])
+    assert "<recalled_memories>" in system_text(server.requests[1])
 
 
 def test_graph_nodes_streaming_tokens(memory: AgentMemory, server: ScriptedOpenAIServer) -> None:
-    graph = memory_graph(memory, chat_openai(server, streaming=True))
+    graph = memory_graph(memory, chat_openai(server, streaming=True), roles=("human", "ai"))
     graph.invoke({"messages": [HumanMessage(FACT)]}, cfg("alice", "g1"))
     server.add("Zoe was born on 3 March.")
     tokens = [
@@ -126,8 +126,10 @@ def test_graph_nodes_streaming_tokens(memory: AgentMemory, server: ScriptedOpenA
     assert "".join(str(t) for t in tokens) == "Zoe was born on 3 March."
     graph.invoke({"messages": [HumanMessage(QUESTION)]}, cfg("bob", "g3"))
     check_bodies(server, later=1, other=2, stream=True)
-    # The streamed answer was remembered whole.
-    assert "Zoe was born on 3 March." in {r.text for r in memory.records("alice")}
+    # The streamed answer was remembered whole, as the assistant's.
+    assert ("Zoe was born on 3 March.", "ai") in {
+        (r.text, r.metadata["role"]) for r in memory.records("alice")
+    }
 
 
 # -- create_agent with the middleware --------------------------------------------------------
