@@ -2,22 +2,32 @@
 
 The model is the user's OpenAI-compatible server (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
 ``OPENAI_MODEL``, read from the environment or ``.env``). Long-term memory lives in the
-store (default ``$AGENTMEM_HOME/memory.db``); each thread's messages are checkpointed in
-``$AGENTMEM_HOME/chat-checkpoints.db``, so a thread continues after a restart and a new
-thread of the same user recalls what earlier threads were told.
+store (default ``$AGENTMEM_HOME/memory.db``) and keeps the user's words (the model's
+replies too with ``--remember-replies``, as the assistant's); each thread's messages are
+checkpointed in ``$AGENTMEM_HOME/chat-checkpoints.db``, so a thread continues after a
+restart and a new thread of the same user recalls what earlier threads were told.
+
+Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
+handled here: never sent to the model, never stored. A model error ends the chat with
+one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sqlite3
 import sys
+import threading
 from contextlib import closing
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
 from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
@@ -34,8 +44,11 @@ and optionally
   OPENAI_MODEL=gpt-4o-mini
 """
 
-HELP = "Commands: /memories (what is remembered), /quit (or end of input)."
-
+HELP = """Commands (handled here, never sent to the model or remembered):
+  /help         this list
+  /memories     what is remembered about you, with ids
+  /forget ID    forget one memory (ids from /memories)
+  /quit         leave (so do Ctrl-D and Ctrl-C)"""
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
 """The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps its LangGraph checkpoints."""
@@ -69,6 +82,165 @@ def forget_chat_threads(user: str) -> int:
     return len(ids)
 
 
+_COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
+
+EXIT_MODEL_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+class ModelError(Exception):
+    """A model call failed; the message says what to do."""
+
+
+def explain(exc: BaseException, *, base_url: str | None, model: str) -> str | None:
+    """One line for a failed model call, or ``None`` when ``exc`` is not the model's."""
+    import openai
+
+    where = base_url or "api.openai.com"
+    if isinstance(exc, openai.APITimeoutError):
+        return f"the model server at {where} did not answer in time; try again or check it"
+    if isinstance(exc, openai.APIConnectionError):
+        return (
+            f"cannot reach the model server at {where}: is it running? "
+            "(set OPENAI_BASE_URL to its /v1 address)"
+        )
+    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return (
+            f"the model server at {where} refused the API key ({exc.status_code}): "
+            "set OPENAI_API_KEY to a valid key"
+        )
+    if isinstance(exc, openai.NotFoundError):
+        return (
+            f"the model server at {where} has no model {model!r} (404): "
+            "set OPENAI_MODEL to a model it serves"
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return f"the model server at {where} is rate-limiting this key (429); wait and retry"
+    if isinstance(exc, openai.APIStatusError):
+        detail = " ".join(str(exc.message).split())[:200]
+        return f"the model server at {where} answered {exc.status_code}: {detail}"
+    if isinstance(exc, openai.OpenAIError):
+        return f"the model call failed: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
+def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
+    """A function reading one line (``None`` at end of input), with line editing on a tty."""
+    if stdin is sys.stdin and stdin.isatty() and stdout is sys.stdout:
+        # readline gives input() line editing and history; not on every platform.
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401
+
+        def read_tty(prompt: str) -> str | None:
+            try:
+                return input(prompt)
+            except EOFError:
+                stdout.write("\n")
+                return None
+
+        return read_tty
+
+    def read_stream(prompt: str) -> str | None:
+        line = stdin.readline()
+        return line if line else None
+
+    return read_stream
+
+
+def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
+    from langchain_agentmem.integrations.prompt import quote, speaker
+
+    records = memory.records(user)
+    for record in records:
+        when = record.created_at.date().isoformat() if record.created_at else "undated"
+        stdout.write(f"{record.id}  [{when}] {speaker(record)}: {quote(record.text)}\n")
+    stdout.write(f"({len(records)} memories)\n")
+
+
+def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool | None:
+    """Handle a local command; ``True``: quit, ``False``: handled, ``None``: not a command."""
+    found = _COMMAND.fullmatch(text)
+    if found is None:
+        return None
+    name, arg = found.group(1).lower(), (found.group(2) or "").strip()
+    if name in ("quit", "exit", "q"):
+        return True
+    if name in ("help", "h"):
+        stdout.write(HELP + "\n")
+    elif name == "memories":
+        _memories(memory, user, stdout)
+    elif name == "forget":
+        if not arg:
+            stdout.write("usage: /forget ID (ids from /memories)\n")
+        else:
+            try:
+                memory.get(arg, namespace=user)  # only the user's own ids
+            except (RecordNotFoundError, ValueError):
+                stdout.write(f"no memory {arg!r} of yours; /memories lists their ids\n")
+            else:
+                memory.delete(arg, namespace=user)
+                stdout.write(f"forgot {arg}\n")
+    else:
+        stdout.write(f"unknown command /{name}; /help lists the commands\n")
+    return False
+
+
+def _converse(
+    agent: Any,
+    memory: AgentMemory,
+    config: Any,
+    *,
+    user: str,
+    thread: str,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    base_url: str | None,
+    model_name: str,
+) -> int:
+    """The read-answer loop; returns the exit status."""
+    read = _reader(stdin, stdout)
+    interactive = stdin.isatty()
+    stdout.write(f"agentmem chat: user {user!r}, thread {thread!r}. /help for commands.\n")
+    stdout.flush()
+    while True:
+        line = read("you> " if interactive else "")
+        if line is None:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        handled = _command(text, memory, user, stdout)
+        if handled is True:
+            break
+        if handled is False:
+            stdout.flush()
+            continue
+        started = False
+        try:
+            for chunk, _ in agent.stream(
+                {"messages": [HumanMessage(text)]}, config, stream_mode="messages"
+            ):
+                if isinstance(chunk, AIMessageChunk) and chunk.text:
+                    if not started:
+                        stdout.write("assistant> ")
+                        started = True
+                    stdout.write(chunk.text)
+                    stdout.flush()
+        except Exception as exc:
+            why = explain(exc, base_url=base_url, model=model_name)
+            if why is None:
+                raise
+            if started:
+                stdout.write("\n")
+                stdout.flush()
+            stderr.write(f"agentmem chat: {why}\n")
+            return EXIT_MODEL_ERROR
+        stdout.write("\n" if started else "assistant> (no text in the reply)\n")
+        stdout.flush()
+    return 0
+
+
 def run_chat(
     stdin: TextIO,
     stdout: TextIO,
@@ -78,10 +250,11 @@ def run_chat(
     user: str,
     thread: str,
     k: int,
+    remember_replies: bool = False,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status."""
     load_env()
-    llm = chat_model_from_env()
+    llm = chat_model_from_env(max_retries=1)
     if llm is None:
         stderr.write(NO_MODEL)
         return 2
@@ -90,53 +263,63 @@ def run_chat(
 
     from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 
+    base_url = getattr(llm, "openai_api_base", None)
+    model_name = str(getattr(llm, "model_name", "?"))
     home = agentmem_home()
     # The conversation itself is checkpointed there: private, like the store.
     create_private(home / CHAT_CHECKPOINTS)
-    interactive = stdin.isatty()
+    roles = ("human", "ai") if remember_replies else ("human",)
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
     with (
         AgentMemory(store) as memory,
         sqlite3.connect(home / CHAT_CHECKPOINTS, check_same_thread=False) as conn,
     ):
+        # The embedding model loads (seconds) while the user types the first line.
+        warm = threading.Thread(
+            target=memory.embeddings.embed_query, args=("warm up",), daemon=True
+        )
+        warm.start()
         agent = create_agent(
             llm,
             system_prompt=SYSTEM_PROMPT,
-            middleware=[AgentMemoryMiddleware(memory, k=k)],
+            middleware=[AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
             checkpointer=SqliteSaver(conn),
         )
-        stdout.write(f"agentmem chat: user {user!r}, thread {thread!r}. {HELP}\n")
-        while True:
-            if interactive:
-                stdout.write("you> ")
-                stdout.flush()
-            line = stdin.readline()
-            if not line:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
-            if text == "/memories":
-                records = memory.records(user)
-                for record in records:
-                    stdout.write(f"- {record.text}\n")
-                stdout.write(f"({len(records)} memories)\n")
-                continue
-            stdout.write("assistant> ")
-            for chunk, _ in agent.stream(
-                {"messages": [HumanMessage(text)]}, config, stream_mode="messages"
-            ):
-                if isinstance(chunk, AIMessageChunk) and chunk.text:
-                    stdout.write(chunk.text)
-                    stdout.flush()
-            stdout.write("\n")
-            stdout.flush()
-    return 0
+        try:
+            return _converse(
+                agent,
+                memory,
+                config,
+                user=user,
+                thread=thread,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                base_url=base_url,
+                model_name=model_name,
+            )
+        finally:
+            # Leaving while torch still loads the model in that thread aborts the process.
+            warm.join()
 
 
-def main_chat(store: str | None, user: str, thread: str, k: int) -> int:
-    """``agentmem chat`` on the process's standard streams."""
-    return run_chat(sys.stdin, sys.stdout, sys.stderr, store=store, user=user, thread=thread, k=k)
+def main_chat(
+    store: str | None, user: str, thread: str, k: int, remember_replies: bool = False
+) -> int:
+    """``agentmem chat`` on the process's standard streams (Ctrl-C ends it quietly)."""
+    try:
+        return run_chat(
+            sys.stdin,
+            sys.stdout,
+            sys.stderr,
+            store=store,
+            user=user,
+            thread=thread,
+            k=k,
+            remember_replies=remember_replies,
+        )
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return EXIT_INTERRUPTED

@@ -19,7 +19,13 @@ def _demo(args: argparse.Namespace) -> int:
 def _chat(args: argparse.Namespace) -> int:
     from langchain_agentmem.chat import main_chat
 
-    return main_chat(store=args.store, user=args.user, thread=args.thread, k=args.k)
+    return main_chat(
+        store=args.store,
+        user=args.user,
+        thread=args.thread,
+        k=args.k,
+        remember_replies=args.remember_replies,
+    )
 
 
 def _existing_store(url: str | None, command: str) -> str | None:
@@ -179,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--user", default="me", help="whose memory (namespace)")
     chat.add_argument("--thread", default="chat", help="conversation id (a new one starts fresh)")
     chat.add_argument("--k", type=int, default=4, help="memories recalled per turn")
+    chat.add_argument(
+        "--remember-replies",
+        action="store_true",
+        help="remember the model's replies too (as the assistant's; default: your words only)",
+    )
     chat.set_defaults(func=_chat)
 
     _add_privacy_parsers(sub)

@@ -24,11 +24,15 @@ def model_configured() -> bool:
     )
 
 
-def chat_model_from_env() -> BaseChatModel | None:
+def chat_model_from_env(*, max_retries: int | None = None) -> BaseChatModel | None:
     """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
 
     Reads ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``OPENAI_MODEL``. A local server
     (llama.cpp, vLLM, Ollama) needs only ``OPENAI_BASE_URL``.
+
+    Args:
+        max_retries: Retries of a failed call (``None``: the client's default); an
+            interactive chat wants few, so a server that is down is reported at once.
     """
     if not model_configured():
         return None
@@ -37,4 +41,5 @@ def chat_model_from_env() -> BaseChatModel | None:
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
     api_key = os.environ.get("OPENAI_API_KEY", "").strip() or "not-needed"
     model = os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
-    return ChatOpenAI(model=model, base_url=base_url, api_key=api_key)  # type: ignore[arg-type]
+    extra: dict[str, int] = {} if max_retries is None else {"max_retries": max_retries}
+    return ChatOpenAI(model=model, base_url=base_url, api_key=api_key, **extra)  # type: ignore[arg-type]

@@ -29,7 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
-"""Text, ``{"content": ..., "tool_calls": [...]}``, or a function of the request body."""
+"""Text, ``{"content": ..., "tool_calls": [...]}``, an error (``{"status": 401,
+"message": ...}``), or a function of the request body."""
 
 _ids = itertools.count(1)
 
@@ -37,6 +38,11 @@ _ids = itertools.count(1)
 def tool_call(name: str, **args: Any) -> dict[str, Any]:
     """A scripted reply that calls one tool with ``args``."""
     return {"content": "", "tool_calls": [{"name": name, "args": args}]}
+
+
+def error(status: int, message: str) -> dict[str, Any]:
+    """A scripted reply that fails with an HTTP ``status`` and OpenAI's error body."""
+    return {"status": status, "message": message}
 
 
 def _normalise(reply: str | dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
@@ -112,13 +118,13 @@ class ScriptedOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _answer(self, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    def _answer(self, body: dict[str, Any]) -> str | dict[str, Any]:
         with self._lock:
             self.requests.append(body)
             reply = self.script.popleft() if self.script else self.default
         if callable(reply):
             reply = reply(body)
-        return _normalise(reply)
+        return reply
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -143,7 +149,14 @@ class ScriptedOpenAIServer:
                     return
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                content, calls = server._answer(body)
+                reply = server._answer(body)
+                if isinstance(reply, dict) and "status" in reply:
+                    self._json(
+                        int(reply["status"]),
+                        {"error": {"message": reply["message"], "type": "scripted_error"}},
+                    )
+                    return
+                content, calls = _normalise(reply)
                 model = body.get("model", "scripted")
                 created = int(time.time())
                 cid = f"chatcmpl-{next(_ids)}"

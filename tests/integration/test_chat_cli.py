@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.openai_server import ScriptedOpenAIServer
+from tests.openai_server import ScriptedOpenAIServer, error
 
 pytestmark = pytest.mark.slow
+
+
+def environment(cwd: Path, env: dict[str, str]) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTMEM_"))}
+    base.update({"AGENTMEM_HOME": str(cwd / "home"), "HF_HUB_OFFLINE": "1"}, **env)
+    return base
 
 
 def chat(
     cwd: Path, env: dict[str, str], stdin: str, *args: str
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTMEM_"))}
-    base.update({"AGENTMEM_HOME": str(cwd / "home"), "HF_HUB_OFFLINE": "1"}, **env)
+    base = environment(cwd, env)
     return subprocess.run(
         [sys.executable, "-m", "langchain_agentmem.cli", "chat", *args],
         input=stdin,
@@ -36,8 +43,8 @@ def test_chat_remembers_across_threads(tmp_path: Path) -> None:
         first = chat(tmp_path, env, "My cat is called Miso.\n/memories\n", "--user", "alice")
         assert first.returncode == 0, first.stderr
         assert "assistant> Nice, Miso is a lovely name." in first.stdout
-        assert "- My cat is called Miso." in first.stdout
-        assert "(2 memories)" in first.stdout
+        assert '] user: "My cat is called Miso."' in first.stdout
+        assert "(1 memories)" in first.stdout  # the user's words; replies only when asked
 
         second = chat(
             tmp_path, env, "What is my cat's name?\n/quit\n", "--user", "alice", "--thread", "t2"
@@ -72,3 +79,79 @@ def test_chat_without_a_model_says_how_to_configure_one(tmp_path: Path) -> None:
         "no" in done.stderr and "OPENAI_BASE_URL" in done.stderr and "OPENAI_API_KEY" in done.stderr
     )
     assert done.stdout == ""
+
+
+def test_local_commands_never_reach_the_model_nor_memory(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer("Hi Ana.", "Sure.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        script = "/help\n/memories\n/forget nope\n/bogus\nI am Ana.\n/forget\n/quit\nnever\n"
+        done = chat(tmp_path, env, script, "--user", "ana")
+        assert done.returncode == 0, done.stderr
+        assert "/memories" in done.stdout and "(0 memories)" in done.stdout
+        assert "no memory 'nope'" in done.stdout
+        assert "unknown command /bogus" in done.stdout
+        assert "usage: /forget ID" in done.stdout
+        assert len(server.requests) == 1  # only "I am Ana."; nothing after /quit
+        assert "/help" not in server.prompt_text(-1)
+        listed = chat(tmp_path, env, "/memories\n", "--user", "ana")
+        (line,) = [x for x in listed.stdout.splitlines() if "] user: " in x]
+        assert line.endswith('user: "I am Ana."')
+        record_id = line.split()[0]
+        forgot = chat(tmp_path, env, f"/forget {record_id}\n/memories\n", "--user", "ana")
+        assert f"forgot {record_id}" in forgot.stdout and "(0 memories)" in forgot.stdout
+        assert len(server.requests) == 1
+
+        replies = chat(tmp_path, env, "I am Ana again.\n", "--user", "bo", "--remember-replies")
+        assert replies.returncode == 0, replies.stderr
+        listed = chat(tmp_path, env, "/memories\n", "--user", "bo")
+        assert '] assistant: "Sure."' in listed.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_model_errors_are_one_line_and_exit_non_zero(tmp_path: Path) -> None:
+    down = chat(tmp_path, {"OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}, "Hi!\n")
+    with ScriptedOpenAIServer(
+        error(401, "Incorrect API key provided"), error(404, "The model does not exist")
+    ) as server:
+        env = {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-bad", "OPENAI_MODEL": "nope"}
+        bad_key = chat(tmp_path, env, "Hi!\n")
+        unknown = chat(tmp_path, env, "Hi!\n")
+    for done, says in [
+        (down, "cannot reach the model server"),
+        (bad_key, "OPENAI_API_KEY"),
+        (unknown, "OPENAI_MODEL"),
+    ]:
+        assert done.returncode == 1
+        assert "Traceback" not in done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("agentmem chat: ")
+        assert says in lines[0]
+    assert "'nope'" in unknown.stderr
+
+
+def test_ctrl_c_and_end_of_input_end_quietly(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer() as server:
+        env = environment(tmp_path, {"OPENAI_BASE_URL": server.url})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "langchain_agentmem.cli", "chat"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        assert proc.stdout is not None
+        assert "agentmem chat" in proc.stdout.readline()  # waiting for input now
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err
+        eof = chat(tmp_path, {"OPENAI_BASE_URL": server.url}, "")
+        assert eof.returncode == 0 and eof.stderr == ""
+        assert server.requests == []
