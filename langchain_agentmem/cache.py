@@ -249,7 +249,14 @@ class NamespaceView:
             order=self.order,
             embedding_of=lambda rid: self.rows[rid].embedding,
             config=self.config,
+            said_of=self.said,
         )
+
+    def said(self, rid: int) -> tuple[str | None, float, str]:
+        """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
+        row = self.rows[rid]
+        who = row.metadata.get("speaker") or row.metadata.get("role")
+        return (str(who) if who is not None else None, row.created_at, row.text)
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""

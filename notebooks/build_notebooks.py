@@ -630,20 +630,27 @@ import matplotlib.pyplot as plt
         """
 ## The data
 
-The LoCoMo development conversations are read from `$AGENTMEM_LOCOMO`, by default
-`../shared/datasets/locomo/locomo_dev.json` next to the repository. Any file in the LoCoMo
-format works (for example `data/locomo10.json` of the LoCoMo repository).
+Conversations in the LoCoMo format are read from the file `$AGENTMEM_LOCOMO` names (for
+example `data/locomo10.json` of the LoCoMo repository). When it is unset, the notebook
+writes its own: seeded synthetic conversations from `langchain_agentmem.rl.synthetic`
+(two speakers chatting over dated sessions, stating facts about themselves and changing
+some), so it runs as it is on a fresh clone; it says which data it uses.
 """
     ),
     code(
         """
-import langchain_agentmem
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
+from langchain_agentmem.rl.synthetic import generate, write
 
-REPO = Path(langchain_agentmem.__file__).resolve().parents[1]
-DATA = Path(
-    os.environ.get("AGENTMEM_LOCOMO") or REPO.parent / "shared/datasets/locomo/locomo_dev.json"
-)
+if os.environ.get("AGENTMEM_LOCOMO"):
+    DATA = Path(os.environ["AGENTMEM_LOCOMO"])
+    print(f"data: LoCoMo-format file {DATA} (from $AGENTMEM_LOCOMO)")
+else:
+    DATA = write(WORKDIR / "synthetic.json", generate(4, seed=0))
+    print(
+        "data: AGENTMEM_LOCOMO is unset, so these are 4 seeded synthetic conversations "
+        "(langchain_agentmem.rl.synthetic); set it to a LoCoMo file for real ones"
+    )
 conversations = [c for c in load_locomo(DATA) if c.questions]
 print(
     f"conversations: {len(conversations)} ({sum(len(c.turns) for c in conversations)} turns, "
@@ -663,8 +670,9 @@ Each turn is one memory item, `"speaker: text"`.
     code(
         """
 by_id = {c.sample_id: c for c in conversations}
-TRAIN = [by_id["conv-30"]]
-HELD_OUT = [by_id["conv-26"]]
+# Two LoCoMo conversations of different sizes when they are there, else the first two.
+TRAIN = [by_id.get("conv-30", conversations[0])]
+HELD_OUT = [by_id.get("conv-26", conversations[1])]
 
 started = time.perf_counter()
 embed_conversations(TRAIN + HELD_OUT)

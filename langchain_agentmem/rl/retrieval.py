@@ -78,6 +78,11 @@ def hybrid_results(
             order=order,
             embedding_of=lambda rid: vectors[rid],
             config=cfg,
+            said_of=lambda rid: (
+                conv.turns[rid].speaker,
+                conv.turns[rid].timestamp,
+                conv.turns[rid].text,
+            ),
         )
         for qi, q in enumerate(conv.questions)
     ]

@@ -186,6 +186,101 @@ SLOTS = (
 )
 """The facts a synthetic speaker can have."""
 
+HELDOUT_SLOTS = (
+    Slot(
+        "employer",
+        ("Siemens", "a small law firm", "the city council", "Spotify", "a hospital in town"),
+        (
+            "These days I spend my weekdays at {v}, the commute is fine.",
+            "I'm on the payroll of {v}, have been for ages.",
+        ),
+        (
+            "Handed in my notice! From next month I'm joining {v}.",
+            "I work for {v} since the summer.",
+            "New employer: {v}. The old place is behind me.",
+        ),
+        ("Where does {s} work?", "Who employs {s}?"),
+        ("Where did {s} work prior to {v}?",),
+    ),
+    Slot(
+        "diet",
+        ("vegan", "vegetarian", "pescatarian", "on a keto diet", "eating everything again"),
+        (
+            "Food-wise I'm {v}, so restaurants can be tricky.",
+            "Just so you know, I'm {v} when we go out.",
+        ),
+        (
+            "Diet update: I'm {v} now.",
+            "I stopped being {old}, I'm {v} these days.",
+            "Turns out I feel better {v}, so that's my thing now.",
+        ),
+        ("What diet does {s} follow?", "How does {s} eat?"),
+        ("What diet did {s} follow earlier, before {v}?",),
+    ),
+    Slot(
+        "language",
+        ("Japanese", "Portuguese", "Arabic", "Korean", "Dutch", "Swahili"),
+        (
+            "I'm taking evening classes in {v}, my grammar is awful.",
+            "Learning {v} on an app every morning.",
+        ),
+        (
+            "I gave up on {old}. I'm studying {v} instead.",
+            "Switched languages: it's {v} lessons for me now.",
+            "My new language project is {v}.",
+        ),
+        ("Which language is {s} learning?", "What language does {s} study?"),
+        ("Which language was {s} learning previously, before {v}?",),
+    ),
+    Slot(
+        "sport",
+        ("tennis", "swimming", "boxing", "yoga", "cycling", "football"),
+        (
+            "I play {v} twice a week with friends.",
+            "{v} is how I stay fit.",
+        ),
+        (
+            "I don't do {old} anymore; {v} is my sport now.",
+            "Took up {v} after my knee injury.",
+            "It's all {v} for me since January.",
+        ),
+        ("What sport does {s} do?", "Which sport keeps {s} fit?"),
+        ("What sport did {s} do before taking up {v}?",),
+    ),
+    Slot(
+        "home",
+        ("a houseboat", "a studio flat", "a farmhouse", "a shared house", "my parents' place"),
+        (
+            "I'm living in {v} right now, it suits me.",
+            "Home is {v}, cosy but noisy.",
+        ),
+        (
+            "We moved out of {old} and into {v}.",
+            "Home is {v} now.",
+            "Signed the lease on {v} yesterday!",
+        ),
+        ("What kind of home does {s} live in?", "Where does {s} stay?"),
+        ("What kind of home did {s} live in before {v}?",),
+    ),
+    Slot(
+        "band",
+        ("Radiohead", "Beyonce", "Daft Punk", "the Beatles", "Taylor Swift", "Metallica"),
+        (
+            "I have {v} on repeat all the time.",
+            "My favourite artist is {v}, no contest.",
+        ),
+        (
+            "Honestly I'm over {old}; {v} is my favourite now.",
+            "I can't stop listening to {v} lately.",
+        ),
+        ("Who is {s}'s favourite artist?", "What music does {s} love?"),
+        ("Who was {s}'s favourite artist before {v}?",),
+    ),
+)
+"""Facts and phrasings kept out of tuning: other kinds of facts, changes that often do not
+name the old value, questions without "now"; used only to check that a ranking rule
+generalises beyond :data:`SLOTS`."""
+
 FILLER = (
     "How was your weekend?",
     "Pretty relaxed, I mostly stayed in and read.",
@@ -225,11 +320,15 @@ _DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 
 
 def _fact_plan(
-    rng: random.Random, speakers: tuple[str, str], sessions: int, facts: int
+    rng: random.Random,
+    speakers: tuple[str, str],
+    sessions: int,
+    facts: int,
+    slots: Sequence[Slot] = SLOTS,
 ) -> list[tuple[int, str, Slot, list[str]]]:
     """``(session, speaker, slot, values in order)`` for each fact a speaker has."""
     plan = []
-    pairs = [(sp, slot) for sp in speakers for slot in SLOTS]
+    pairs = [(sp, slot) for sp in speakers for slot in slots]
     for speaker, slot in rng.sample(pairs, min(facts, len(pairs))):
         n_values = rng.choice((1, 2, 2, 3))
         plan.append((rng.randrange(sessions), speaker, slot, rng.sample(slot.values, n_values)))
@@ -237,14 +336,20 @@ def _fact_plan(
 
 
 def generate_one(
-    rng: random.Random, sample_id: str, *, turns: int = 150, sessions: int = 6, facts: int = 8
+    rng: random.Random,
+    sample_id: str,
+    *,
+    turns: int = 150,
+    sessions: int = 6,
+    facts: int = 8,
+    slots: Sequence[Slot] = SLOTS,
 ) -> dict[str, Any]:
     """One conversation in the LoCoMo format (see :func:`generate`)."""
     speakers = (rng.choice(NAMES[:10]), rng.choice(NAMES[10:]))
     per_session = [turns // sessions + (1 if s < turns % sessions else 0) for s in range(sessions)]
     # Each value of each fact goes to a session (non-decreasing), then to a turn slot.
     events: dict[int, list[tuple[str, Slot, int, list[str]]]] = {s: [] for s in range(sessions)}
-    for start, speaker, slot, values in _fact_plan(rng, speakers, sessions, facts):
+    for start, speaker, slot, values in _fact_plan(rng, speakers, sessions, facts, slots):
         session = min(start, sessions - len(values))
         for i in range(len(values)):
             events[session].append((speaker, slot, i, values))
@@ -311,7 +416,13 @@ def generate_one(
 
 
 def generate(
-    n: int = 3, *, seed: int = 0, turns: int = 150, sessions: int = 6, facts: int = 8
+    n: int = 3,
+    *,
+    seed: int = 0,
+    turns: int = 150,
+    sessions: int = 6,
+    facts: int = 8,
+    slots: Sequence[Slot] = SLOTS,
 ) -> list[dict[str, Any]]:
     """Seeded LoCoMo-format conversations in which speakers' facts change.
 
@@ -321,6 +432,8 @@ def generate(
         turns: Turns per conversation.
         sessions: Dated sessions per conversation.
         facts: Facts (speaker, slot) per conversation; about half change once or twice.
+        slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS` for a check
+            apart from the ones a ranking was tuned on).
 
     Each ``qa`` entry has LoCoMo's keys plus ``fact``: ``kind`` (``"current"`` or
     ``"before"``), ``slot`` and ``stale`` (ids of earlier statements of the same fact).
@@ -335,7 +448,9 @@ def generate(
         )
     rng = random.Random(seed)
     return [
-        generate_one(rng, f"facts-{seed}-{i}", turns=turns, sessions=sessions, facts=facts)
+        generate_one(
+            rng, f"facts-{seed}-{i}", turns=turns, sessions=sessions, facts=facts, slots=slots
+        )
         for i in range(n)
     ]
 
@@ -387,7 +502,8 @@ def measure_fact_change(
 ) -> list[dict[str, Any]]:
     """Run each policy through ``AgentMemory`` on ``data`` and score current-fact questions.
 
-    Every turn is offered with ``add`` (the session's date as timestamp) to a fresh memory
+    Every turn is offered with ``add`` (the session's date as timestamp, the speaker in
+    the metadata, as ``agentmem bench locomo`` stores turns) to a fresh memory
     on a temporary SQLite file; then each question is asked with the default hybrid
     ``search``. A hit is a returned record whose text is the evidence turn's text (an
     UPDATE keeps the record id but takes the new text, so texts, not ids, say what memory
@@ -407,7 +523,7 @@ def measure_fact_change(
         op counts from the audit log.
     """
     from langchain_agentmem.bench.locomo import load_locomo
-    from langchain_agentmem.bench.runner import turn_text
+    from langchain_agentmem.bench.runner import turn_metadata, turn_text
     from langchain_agentmem.embeddings import resolve_embeddings
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.rl.budget import capacity_for
@@ -435,6 +551,7 @@ def measure_fact_change(
                             thread=f"session-{t.session}",
                             timestamp=t.date,
                             record_id=f"{conv.sample_id}:{t.dia_id}",
+                            metadata=turn_metadata(t),
                         )
                     for d in mem.decisions(ns):
                         key = d.kind.value.lower()
@@ -492,9 +609,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=0.25)
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
+    parser.add_argument(
+        "--slots",
+        choices=("tuned", "heldout"),
+        default="tuned",
+        help="the facts and phrasings: the ones rankings were tuned on, or the held-out ones",
+    )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
-    data = generate(args.n, seed=args.seed, turns=args.turns)
+    slots = HELDOUT_SLOTS if args.slots == "heldout" else SLOTS
+    data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
     t0 = time.perf_counter()
     rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)
     table = format_table(rows)
@@ -506,7 +630,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             argv if argv is not None else sys.argv[1:]
         )
         Path(args.out).write_text(
-            f"{cmd}\n\n{args.n} synthetic conversations (seed {args.seed}, {args.turns} turns, "
+            f"{cmd}\n\n{args.n} synthetic conversations ({args.slots} facts and phrasings, "
+            f"seed {args.seed}, {args.turns} turns, "
             f"6 sessions), {n_q} current-fact and {n_b} 'before' questions; capacity = "
             f"round({args.budget} x turns) per conversation; default hybrid search, k=5.\n"
             "cur@k: the latest statement of the fact is in the top k. stale>cur: share of "

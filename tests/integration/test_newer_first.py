@@ -1,0 +1,107 @@
+"""Current before stale: a later restatement of a fact ranks above what it replaces.
+
+Real model, real SQLite, default settings. The older statement stays findable, and
+questions about what was true before keep the plain ranking.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+
+from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, HybridConfig
+from langchain_agentmem.index.hybrid import is_restatement
+from tests.fakes import RecordingChatModel
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+CASES = [
+    (
+        "I live in Lisbon, the trams are lovely.",
+        "Big news: I moved to Berlin last month, no more Lisbon for me.",
+        "Which city do I live in?",
+        "Where did I live before Berlin?",
+    ),
+    (
+        "I work as a nurse at the city hospital.",
+        "I quit nursing; I'm a software engineer now.",
+        "What is my job?",
+        "What did I work as before?",
+    ),
+    (
+        "I play tennis every Saturday morning.",
+        "I gave up tennis, these days I go bouldering instead.",
+        "Which sport do I do on weekends?",
+        "Which sport did I play before bouldering?",
+    ),
+]
+
+
+def remember(memory: AgentMemory, old: str, new: str) -> None:
+    filler = [
+        "The weather was grey all week.",
+        "I watched a documentary about octopuses.",
+        "My sister visited and we cooked dumplings.",
+    ]
+    day = T0
+    for text in [old, *filler, new]:
+        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
+        day += timedelta(days=20)
+
+
+@pytest.mark.parametrize(("old", "new", "now", "before"), CASES)
+def test_the_current_fact_ranks_first_and_the_old_one_stays_findable(
+    memory: AgentMemory, old: str, new: str, now: str, before: str
+) -> None:
+    remember(memory, old, new)
+    found = [r.text for r in memory.search(now, namespace="u", k=5)]
+    assert new in found and old in found
+    assert found.index(new) < found.index(old)
+    back = [r.text for r in memory.search(before, namespace="u", k=5)]
+    assert old in back
+
+
+def test_without_newer_first_the_stale_fact_can_win(db_path: object, embeddings: object) -> None:
+    """The ranking step is what puts the move first (so the test above can fail)."""
+    old, new, now, _ = CASES[0]
+    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))  # type: ignore[arg-type]
+    ranked = AgentMemory(":memory:", embeddings=embeddings)  # type: ignore[arg-type]
+    for mem in (plain, ranked):
+        remember(mem, old, new)
+    plain_found = [r.text for r in plain.search(now, namespace="u", k=5)]
+    ranked_found = [r.text for r in ranked.search(now, namespace="u", k=5)]
+    assert plain_found.index(old) < plain_found.index(new)
+    assert ranked_found.index(new) < ranked_found.index(old)
+
+
+def test_a_question_or_another_speaker_does_not_supersede(memory: AgentMemory) -> None:
+    assert is_restatement("I moved to Berlin.")
+    assert not is_restatement("Did you move to Berlin now?")
+    assert not is_restatement("I live in Lisbon.")
+    memory.add("I live in Lisbon.", namespace="u", metadata={"role": "human"}, timestamp=T0)
+    memory.add(
+        "You moved to Berlin now, right.",
+        namespace="u",
+        metadata={"role": "ai"},
+        timestamp=T0 + timedelta(days=9),
+    )
+    found = [r.text for r in memory.search("Where do I live?", namespace="u", k=2)]
+    assert found[0] == "I live in Lisbon."  # the assistant's words never replace the user's
+
+
+def test_the_prompt_shows_the_current_fact_first_with_dates(memory: AgentMemory) -> None:
+    remember(memory, CASES[0][0], CASES[0][1])
+    llm = RecordingChatModel.replying("Berlin.")
+    agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory, k=3)])
+    agent.invoke(
+        {"messages": [HumanMessage("Which city do I live in?")]},
+        {"configurable": {"user_id": "u", "thread_id": "new"}},
+    )
+    prompt = llm.prompt_text(-1)
+    new_line = f'- [2026-05-20] user: "{CASES[0][1]}"'
+    old_line = f'- [2026-03-01] user: "{CASES[0][0]}"'
+    assert new_line in prompt and old_line in prompt
+    assert prompt.index(new_line) < prompt.index(old_line)
