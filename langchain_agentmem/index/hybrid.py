@@ -68,7 +68,7 @@ class HybridConfig:
     candidates: int = 100
     dates: bool = True
     newer_first: bool = True
-    restatement_similarity: float = 0.5
+    restatement_similarity: float = 0.6
     restatement_relevance: float = 0.5
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from langchain.agents import create_agent
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, HybridConfig
@@ -32,12 +33,19 @@ CASES = [
         "What did I work as before?",
     ),
     (
-        "I play tennis every Saturday morning.",
-        "I gave up tennis, these days I go bouldering instead.",
-        "Which sport do I do on weekends?",
-        "Which sport did I play before bouldering?",
+        "I have a beagle named Pepper.",
+        "My dog now is a greyhound called Rex; Pepper died last winter.",
+        "What dog do I have?",
+        "What dog did I have before Rex?",
     ),
 ]
+
+LOOSE = (
+    "I play tennis every Saturday morning.",
+    "I gave up tennis, these days I go bouldering instead.",
+    "Which sport do I do on weekends?",
+)
+"""A change whose two statements are further apart (cosine 0.597) than the default 0.6."""
 
 
 def remember(memory: AgentMemory, old: str, new: str) -> None:
@@ -64,11 +72,11 @@ def test_the_current_fact_ranks_first_and_the_old_one_stays_findable(
     assert old in back
 
 
-def test_without_newer_first_the_stale_fact_can_win(db_path: object, embeddings: object) -> None:
+def test_without_newer_first_the_stale_fact_can_win(embeddings: Embeddings) -> None:
     """The ranking step is what puts the move first (so the test above can fail)."""
     old, new, now, _ = CASES[0]
-    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))  # type: ignore[arg-type]
-    ranked = AgentMemory(":memory:", embeddings=embeddings)  # type: ignore[arg-type]
+    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
     for mem in (plain, ranked):
         remember(mem, old, new)
     plain_found = [r.text for r in plain.search(now, namespace="u", k=5)]
@@ -105,3 +113,17 @@ def test_the_prompt_shows_the_current_fact_first_with_dates(memory: AgentMemory)
     old_line = f'- [2026-03-01] user: "{CASES[0][0]}"'
     assert new_line in prompt and old_line in prompt
     assert prompt.index(new_line) < prompt.index(old_line)
+
+
+def test_a_looser_similarity_catches_restatements_further_apart(embeddings: Embeddings) -> None:
+    old, new, now = LOOSE
+    default = AgentMemory(":memory:", embeddings=embeddings)
+    loose = AgentMemory(
+        ":memory:", embeddings=embeddings, hybrid=HybridConfig(restatement_similarity=0.5)
+    )
+    for mem in (default, loose):
+        remember(mem, old, new)
+    found = [r.text for r in default.search(now, namespace="u", k=5)]
+    assert found.index(old) < found.index(new)  # the default's limit, measured
+    found = [r.text for r in loose.search(now, namespace="u", k=5)]
+    assert found.index(new) < found.index(old)
