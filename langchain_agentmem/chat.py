@@ -19,8 +19,8 @@ import re
 import sqlite3
 import sys
 import threading
-from contextlib import closing
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage

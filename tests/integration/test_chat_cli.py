@@ -145,6 +145,8 @@ def test_ctrl_c_and_end_of_input_end_quietly(tmp_path: Path) -> None:
             text=True,
             cwd=tmp_path,
             env=env,
+            # A shell's background job ignores SIGINT, and a child inherits that: undo it.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert proc.stdout is not None
         assert "agentmem chat" in proc.stdout.readline()  # waiting for input now
