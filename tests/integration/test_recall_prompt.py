@@ -298,6 +298,6 @@ def test_middleware_state_keeps_record_ids_only(memory: AgentMemory) -> None:
     assert values.get("agentmem_memories") == [record.id]
     assert "4321" not in repr(values)
     # Forgotten before the next model call: not told.
-    memory.delete(record.id)
+    memory.delete(record.id, namespace="alice")
     agent.invoke({"messages": [HumanMessage("What is my PIN?")]}, cfg("alice", "t2"))
     assert "4321" not in llm.prompt_text(-1)
