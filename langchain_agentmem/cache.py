@@ -1,6 +1,6 @@
-"""The in-process cache of namespaces: their indexes and record stats, kept in step with the store.
+"""The in-process cache of namespaces, bounded, kept in step with the store.
 
-The store is the source of truth; a namespace's cache (:class:`NamespaceView`) can always be
+The store is the source of truth; a namespace's view (:class:`NamespaceView`) can always be
 rebuilt from it. A view is caught up with the store's change log before it is read, so
 writes by other processes show up; a saved dense index (see ``index.persist``) is reused
 when it matches the store.
@@ -13,41 +13,23 @@ namespace run one at a time, in order; different namespaces run in parallel.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import timezone
+from dataclasses import dataclass
 
 import numpy as np
 
-from langchain_agentmem.backends import Backend, RecordRow
-from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.backends import Backend
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import (
-    DenseIndex,
     HybridConfig,
-    LexicalIndex,
-    ThreadOrder,
-    hybrid_search,
-    lexical_text,
 )
 from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.policies import MemoryPolicy
-from langchain_agentmem.types import (
-    Candidate,
-    MemoryOp,
-    MemoryState,
-    OpKind,
-    RecordStat,
-    Vector,
-    expiry_epoch,
-)
+from langchain_agentmem.view import NamespaceView
 
 DEFAULT_CACHE_RECORDS = 200_000
 """Records one process keeps indexed by default (about 400 MB with 384-dim vectors)."""
@@ -84,198 +66,6 @@ class CacheInfo:
     """Records cached now."""
     max_records: int
     """The bound (``cache_records``)."""
-
-
-def record_stat(row: RecordRow) -> RecordStat:
-    """What a policy sees of a stored row."""
-    return RecordStat(
-        id=row.id,
-        created_at=epoch_to_datetime(row.created_at),
-        updated_at=epoch_to_datetime(row.updated_at),
-        last_accessed_at=None
-        if row.last_accessed_at is None
-        else epoch_to_datetime(row.last_accessed_at),
-        access_count=row.access_count,
-        text=row.text,
-        metadata=row.metadata,
-    )
-
-
-@dataclass
-class NamespaceView:
-    """The cache of one namespace: the dense and lexical indexes and record stats."""
-
-    config: HybridConfig = field(default_factory=HybridConfig)
-    index: DenseIndex | None = None
-    lexical: LexicalIndex = field(default_factory=LexicalIndex)
-    order: ThreadOrder = field(default_factory=ThreadOrder)
-    last_seq: int = 0
-    rid_of: dict[str, int] = field(default_factory=dict)
-    rows: dict[int, RecordRow] = field(default_factory=dict)
-    saved_seq: int = -1
-    """Change sequence of the index file on disk (-1: none written by this process)."""
-    counted: int = 0
-    """Records this view counts for in the cache's total."""
-    pending: dict[int, Vector] = field(default_factory=dict)
-    """Vectors put with ``dense=False`` during a batch, added to the index in one call."""
-    next_expiry: float | None = None
-    """Earliest expiry among the cached rows (may lag low after deletes; never high)."""
-
-    def put(self, row: RecordRow, *, dense: bool = True) -> None:
-        dims = int(row.embedding.shape[0])
-        if self.index is None:
-            self.index = DenseIndex(dims)
-        elif self.index.dimensions != dims:
-            raise InvalidInputError(
-                f"record {row.id!r} has a {dims}-dim embedding but namespace "
-                f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
-                "embedding model for one store, or open a new store"
-            )
-        if dense:
-            self.index.add([row.rid], row.embedding.reshape(1, -1))
-        self.lexical.add(
-            [row.rid], [lexical_text(row.text, row.created_at, dates=self.config.dates)]
-        )
-        self.order.add(row.rid, row.thread, row.created_at)
-        self.rid_of[row.id] = row.rid
-        # Keep stats light: the embedding lives in the index.
-        self.rows[row.rid] = row
-        if row.expires_at is not None and (
-            self.next_expiry is None or row.expires_at < self.next_expiry
-        ):
-            self.next_expiry = row.expires_at
-
-    def due(self, now: float) -> bool:
-        """Whether some cached row may have expired by ``now``."""
-        return self.next_expiry is not None and self.next_expiry <= now
-
-    def drop(self, record_id: str) -> None:
-        rid = self.rid_of.pop(record_id, None)
-        if rid is not None:
-            self.rows.pop(rid, None)
-            self.pending.pop(rid, None)
-            self.lexical.remove([rid])
-            self.order.remove(rid)
-            if self.index is not None:
-                self.index.remove([rid])
-
-    def fill(self, rows: list[RecordRow]) -> None:
-        """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
-        for row in rows:
-            self.put(row, dense=False)
-        index = DenseIndex(int(rows[0].embedding.shape[0]))
-        index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
-        self.index = index
-
-    def flush(self) -> None:
-        """Add the vectors held back during a batch to the dense index, in one call."""
-        if self.pending and self.index is not None:
-            rids = list(self.pending)
-            self.index.add(rids, np.stack([self.pending[r] for r in rids]))
-        self.pending.clear()
-
-    def apply(
-        self, namespace: str, applied: Sequence[MemoryOp], rids: Sequence[int], at: float
-    ) -> None:
-        """Mirror ops just applied inside a write transaction (not yet visible elsewhere).
-
-        Args:
-            namespace: This view's namespace.
-            applied: The ops, with their embeddings.
-            rids: The store's key of each ADD, in order.
-            at: The clock the transaction read (``created_at`` of undated ADDs).
-        """
-        keys = iter(rids)
-        for op in applied:
-            if op.kind is OpKind.ADD:
-                assert op.text is not None and op.embedding is not None
-                created = at
-                if op.timestamp is not None:
-                    when = op.timestamp
-                    created = (
-                        when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-                    ).timestamp()
-                # An expired record of the same id gave it up in the same transaction.
-                self.drop(op.record_ids[0])
-                row = RecordRow(
-                    rid=next(keys),
-                    id=op.record_ids[0],
-                    namespace=namespace,
-                    thread=op.thread,
-                    text=op.text,
-                    # As the store gives it back (JSON round trip).
-                    metadata=json.loads(dump_json(dict(op.metadata or {}))),
-                    embedding=np.asarray(op.embedding, dtype=np.float32),
-                    created_at=created,
-                    updated_at=created,
-                    last_accessed_at=None,
-                    access_count=0,
-                    expires_at=expiry_epoch(op.expires_at),
-                )
-                self.put(row, dense=False)
-                self.pending[row.rid] = row.embedding
-            elif op.kind is OpKind.UPDATE:
-                assert op.text is not None and op.embedding is not None
-                for record_id in op.record_ids:
-                    old = self.rows[self.rid_of[record_id]]
-                    meta = old.metadata if op.metadata is None else op.metadata
-                    new = dataclasses.replace(
-                        old,
-                        text=op.text,
-                        metadata=json.loads(dump_json(dict(meta))),
-                        embedding=np.asarray(op.embedding, dtype=np.float32),
-                        updated_at=at,
-                        expires_at=old.expires_at
-                        if op.expires_at is None
-                        else expiry_epoch(op.expires_at),
-                    )
-                    self.drop(record_id)
-                    self.put(new, dense=False)
-                    self.pending[new.rid] = new.embedding
-            elif op.kind is OpKind.DELETE:
-                for record_id in op.record_ids:
-                    self.drop(record_id)
-
-    def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
-        """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
-        if self.index is None:
-            return []
-        return hybrid_search(
-            query,
-            vector,
-            k,
-            dense=self.index,
-            lexical=self.lexical,
-            order=self.order,
-            embedding_of=lambda rid: self.rows[rid].embedding,
-            config=self.config,
-            said_of=self.said,
-        )
-
-    def said(self, rid: int) -> tuple[str | None, float, str]:
-        """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
-        row = self.rows[rid]
-        who = row.metadata.get("speaker") or row.metadata.get("role")
-        return (str(who) if who is not None else None, row.created_at, row.text)
-
-    def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
-        """What ``policy`` sees of this namespace when ``candidate`` is offered."""
-        records: tuple[RecordStat, ...] = ()
-        if policy.needs_records:
-            ordered = sorted(self.rows.values(), key=lambda r: (r.created_at, r.rid))
-            records = tuple(record_stat(r) for r in ordered)
-        neighbours: tuple[tuple[str, float], ...] = ()
-        if policy.needs_neighbours and self.index is not None:
-            self.flush()
-            hits = self.index.search(candidate.embedding, policy.needs_neighbours)
-            neighbours = tuple((self.rows[rid].id, score) for rid, score in hits)
-        return MemoryState(
-            namespace=candidate.namespace,
-            size=len(self.rows),
-            capacity=policy.capacity,
-            records=records,
-            neighbours=neighbours,
-        )
 
 
 class _NamespaceLock:
@@ -375,6 +165,7 @@ class NamespaceCache:
         if view is None or not self.catch_up(namespace, view):
             # Never cached, or erased by another process since: load it from the store.
             view = self._open(namespace)
+        view.flush()
         self.keep(namespace, view)
         return view
 
@@ -539,6 +330,7 @@ class NamespaceCache:
         """Write ``view``'s dense index if it changed since it was last saved."""
         if self.index_files is None or view.index is None or view.saved_seq == view.last_seq:
             return
+        view.flush()
         try:
             self.index_files.save(namespace, view.index, view.last_seq)
         except OSError as exc:

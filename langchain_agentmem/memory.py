@@ -8,7 +8,8 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any, Literal, overload
 
@@ -22,7 +23,6 @@ from langchain_agentmem.cache import (
     DEFAULT_CACHE_RECORDS,
     CacheInfo,
     NamespaceCache,
-    NamespaceView,
     check_cache_records,
 )
 from langchain_agentmem.embeddings import (
@@ -42,6 +42,7 @@ from langchain_agentmem.errors import (
 from langchain_agentmem.index import (
     HybridConfig,
     check_mode,
+    tokenize,
 )
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
@@ -76,6 +77,7 @@ from langchain_agentmem.validation import (
     check_record_id,
     check_text,
 )
+from langchain_agentmem.view import NamespaceView
 
 USER_POLICY = "user"
 """Policy name logged for ops a caller asked for directly (update / delete)."""
@@ -84,7 +86,9 @@ _NO_VECTOR: Vector = np.zeros(0, dtype=np.float32)
 """Placeholder embedding of a checked item until it is embedded."""
 
 
-def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
+def to_record(
+    row: RecordRow, *, score: float | None = None, embedding: Vector | None = None
+) -> MemoryRecord:
     """The public view of a stored row."""
     return MemoryRecord(
         id=row.id,
@@ -95,7 +99,7 @@ def to_record(row: RecordRow, *, score: float | None = None) -> MemoryRecord:
         created_at=epoch_to_datetime(row.created_at),
         updated_at=epoch_to_datetime(row.updated_at),
         score=score,
-        embedding=row.embedding,
+        embedding=row.embedding if embedding is None else embedding,
         expires_at=None if row.expires_at is None else epoch_to_datetime(row.expires_at),
     )
 
@@ -358,6 +362,7 @@ class AgentMemory:
         items: Sequence[Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]],
         *,
         sweep: bool = True,
+        terms: Mapping[str, Counter[str]] | None = None,
     ) -> list[list[MemoryOp]]:
         """Apply the ops of each item in one transaction, the cache following item by item.
 
@@ -365,7 +370,7 @@ class AgentMemory:
         the namespace's view as the store holds it then plus the items before it, and a
         :class:`Lookup` of the store: the state a policy (or an upsert) sees is the one its
         ops apply to, whatever other processes do. Expired records of a cached namespace
-        are swept first (``sweep``).
+        are swept first (``sweep``). ``terms`` holds added texts tokenised beforehand (by id).
         """
         with self._cache.lock(namespace):
             if sweep:
@@ -383,7 +388,7 @@ class AgentMemory:
                 return run
 
             def mirror(ops: list[MemoryOp], rids: list[int], at: float) -> None:
-                views[0].apply(namespace, ops, rids, at)
+                views[0].apply(namespace, ops, rids, at, terms)
 
             try:
                 out, seq = apply_batch(
@@ -402,11 +407,15 @@ class AgentMemory:
 
     def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
         """Let the policy decide each candidate (one namespace) in one transaction."""
+        # Per-item work that needs no state, before the namespace is locked.
+        terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
+        for c in candidates:
+            self.policy.prepare(c)
 
         def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
             return lambda view, lookup: self._decide(c, view)
 
-        return self._write(candidates[0].namespace, [decide(c) for c in candidates])
+        return self._write(candidates[0].namespace, [decide(c) for c in candidates], terms=terms)
 
     def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
         return self._commit_adds([candidate])[0]
@@ -874,30 +883,17 @@ class AgentMemory:
     ) -> list[MemoryRecord]:
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
-            if view.index is None:
-                return []
-            if mode == "lexical":
-                hits = view.lexical.search(query, k)
-            elif mode == "dense":
-                assert vector is not None  # embedded by the caller for this mode
-                hits = view.index.search(vector, k)
-            else:
-                assert vector is not None
-                hits = view.hybrid(query, vector, k)
-            rows = {rid: view.rows[rid] for rid, _ in hits}
+            hits = view.search(query, vector, k, mode)
+            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
-        return [to_record(rows[rid], score=score) for rid, score in hits]
+        return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
 
     def _note_recalls(self, view: NamespaceView, rids: list[int]) -> None:
         """Count a recall of each record, in the store and in the cached stats."""
         now = time.time()
         self.backend.touch(rids, now)
-        for rid in rids:
-            row = view.rows[rid]
-            view.rows[rid] = dataclasses.replace(
-                row, access_count=row.access_count + 1, last_accessed_at=now
-            )
+        view.recalled(rids, now)
 
     def search(
         self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
@@ -1161,9 +1157,10 @@ class AgentMemory:
                     f"embedding has {vector.shape[1]} dimensions but namespace {namespace!r} "
                     f"holds {view.index.dimensions}-dim vectors; embed with memory.embeddings"
                 )
+            view.flush()
             hits = view.index.search(vector[0], k)
-            rows = {rid: view.rows[rid] for rid, _ in hits}
-        return [to_record(rows[rid], score=score) for rid, score in hits]
+            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
+        return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
 
     @staticmethod
     def _vector(embedding: object) -> Vector:

@@ -133,6 +133,7 @@ class RecordStat:
     access_count: int = 0
     text: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    thread: str | None = None
 
 
 @dataclass(frozen=True)

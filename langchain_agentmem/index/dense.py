@@ -65,6 +65,13 @@ class DenseIndex:
         """The underlying faiss index (for persistence)."""
         return self._index
 
+    def vector(self, rid: int) -> Vector:
+        """The stored vector of ``rid`` (which must be live)."""
+        key = int(rid)
+        if self._approximate:
+            key = (key << GEN_BITS) | self._gen[key]
+        return np.asarray(self._index.reconstruct(key), dtype=np.float32)
+
     # -- writes --------------------------------------------------------------------------------
     def add(self, rids: Sequence[int], vectors: Vector) -> None:
         """Add vectors under ``rids`` (replacing any already there)."""

@@ -62,6 +62,14 @@ class LexicalIndex:
             self._place(key, Counter(tokenize(text)))
         self._maybe_renumber()
 
+    def add_counts(self, rids: Sequence[int], counts: Sequence[Counter[str]]) -> None:
+        """Index already tokenised texts (term counts from :func:`tokenize`) under ``rids``."""
+        for rid, terms in zip(rids, counts, strict=True):
+            key = int(rid)
+            self._drop(key)
+            self._place(key, terms)
+        self._maybe_renumber()
+
     def remove(self, rids: Sequence[int]) -> None:
         """Remove ``rids`` (missing ones are ignored)."""
         for rid in rids:

@@ -30,6 +30,14 @@ class MemoryPolicy(abc.ABC):
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         """Return the ops for ``candidate`` given ``state``."""
 
+    def prepare(self, candidate: Candidate) -> None:
+        """Do the candidate's own work (features of its text) ahead of :meth:`decide`.
+
+        Called before the namespace is locked, so one long text does not hold up other
+        writers; :meth:`decide` must decide the same whether or not this ran.
+        """
+        return None
+
     def add_op(self, candidate: Candidate, reason: str) -> MemoryOp:
         """The ADD op for ``candidate``."""
         return MemoryOp(

@@ -8,12 +8,16 @@ the policy saw in training is exactly what it sees in use.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence, Set
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from langchain_agentmem.types import RecordStat
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -102,7 +106,9 @@ CONTEXT_FEATURES = (
     "new_word_count",
     "after_question",
 )
-"""Names of the features of the item in its stream (what came before it), in order."""
+"""Names of the features of the item in the memory it is offered to, in order: the share
+and number of its words that no stored record holds, and whether the newest stored record
+of its thread asked a question."""
 
 MEMORY_FEATURES = (
     "fill",
@@ -146,16 +152,14 @@ def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> Float
             capitalised += 1
         sentence_start = False
     content = sum(1 for w in lower if w not in _STOP)
-    has_image = bool(_IMAGE.search(text)) or bool(
-        metadata and (metadata.get("image") or metadata.get("blip_caption"))
-    )
+    image = has_image(text, metadata)
     out = np.array(
         [
             min(n, 80) / 80.0,
             min(capitalised, 6) / 6.0,
             min(len(_NUMBER.findall(body)), 4) / 4.0,
             min(len(_DATE.findall(body)), 3) / 3.0,
-            1.0 if has_image else 0.0,
+            1.0 if image else 0.0,
             min(body.count("?"), 2) / 2.0,
             min(len(_FIRST_PERSON.findall(body)), 8) / 8.0,
             min(len(_SECOND_PERSON.findall(body)), 6) / 6.0,
@@ -172,66 +176,134 @@ def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> Float
     return out
 
 
+class TextMemo:
+    """Recent texts' :func:`text_features` and :func:`content_words`, computed once.
+
+    Bounded by the characters of the texts it holds; safe to share between threads.
+    """
+
+    def __init__(self, max_chars: int = 4_000_000) -> None:
+        self.max_chars = max_chars
+        self._held: OrderedDict[tuple[str, bool], tuple[FloatArray, frozenset[str]]] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(
+        self, text: str, metadata: Mapping[str, Any] | None = None
+    ) -> tuple[FloatArray, frozenset[str]]:
+        """The text's features (a read-only array) and its content words."""
+        key = (text, has_image(text, metadata))
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        features = text_features(text, metadata)
+        features.setflags(write=False)
+        found = (features, frozenset(content_words(text)))
+        if len(text) <= self.max_chars:
+            with self._lock:
+                if key not in self._held:
+                    self._held[key] = found
+                    self._chars += len(text)
+                while self._chars > self.max_chars:
+                    (gone, _), _ = self._held.popitem(last=False)
+                    self._chars -= len(gone)
+        return found
+
+
+TEXTS = TextMemo()
+"""The process's memo of text features (a pure function of the text: shared by all)."""
+
+
+def has_image(text: str, metadata: Mapping[str, Any] | None) -> bool:
+    """Whether the item shares an image (named in the text or in its metadata)."""
+    return bool(_IMAGE.search(text)) or bool(
+        metadata and (metadata.get("image") or metadata.get("blip_caption"))
+    )
+
+
 def content_words(text: str) -> set[str]:
     """The distinct lower-cased words of ``text`` that are not stop words (speaker dropped)."""
     return {w for w in (m.lower() for m in _WORD.findall(strip_speaker(text))) if w not in _STOP}
 
 
-class StreamContext:
-    """What a policy remembers of the items it was offered, to place the next one.
+def question_share(text: str) -> float:
+    """How much ``text`` asks (question marks, speaker dropped), in [0, 1]."""
+    return min(strip_speaker(text).count("?"), 2) / 2.0
 
-    Per namespace, how often each content word came up; per thread, whether the last
-    item asked a question. Only the past is read (no look-ahead), and every item counts,
-    kept or not. After a restart a namespace starts from the words of its stored records
-    (:meth:`seed`). The least recently seen namespaces are forgotten past ``max_namespaces``.
+
+def context_features(
+    words: Set[str], known: Container[str], previous_question: float
+) -> FloatArray:
+    """The item's :data:`CONTEXT_FEATURES`, read from the memory it is offered to.
+
+    Args:
+        words: The item's :func:`content_words`.
+        known: The content words of the records the memory holds.
+        previous_question: :func:`question_share` of the newest record of the item's
+            thread (0 when there is none).
+    """
+    new = sum(1 for w in words if w not in known)
+    return np.array(
+        [new / len(words) if words else 0.0, min(new, 10) / 10.0, previous_question],
+        dtype=np.float32,
+    )
+
+
+class MemoryWords:
+    """How often each content word occurs in the records a memory holds.
+
+    Derived from the records alone (:meth:`sync`), so every process that reads the same
+    store counts the same words.
     """
 
-    def __init__(self, max_namespaces: int = 1024) -> None:
-        self.max_namespaces = max_namespaces
-        self._words: OrderedDict[str, dict[str, int]] = OrderedDict()
-        self._asked: dict[str, dict[str, float]] = {}
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self._held: dict[str, tuple[datetime, frozenset[str]]] = {}
+        self._last: Sequence[RecordStat] | None = None
 
-    def known(self, namespace: str) -> bool:
-        """Whether ``namespace`` has been seen (or seeded) by this object."""
-        return namespace in self._words
+    def sync(self, records: Sequence[RecordStat]) -> None:
+        """Follow the memory's records (a record changed when its ``updated_at`` did)."""
+        if records is self._last:
+            return  # the same snapshot as last time: nothing changed
+        self._last = records
+        held = self._held
+        current = {r.id: r for r in records}
+        for gone in held.keys() - current.keys():
+            self._count(held.pop(gone)[1], -1)
+        changed = [r for r in records if (h := held.get(r.id)) is None or h[0] != r.updated_at]
+        for r in changed:
+            old = held.get(r.id)
+            if old is not None:
+                self._count(old[1], -1)
+            words = TEXTS.get(r.text, r.metadata)[1]
+            held[r.id] = (r.updated_at, words)
+            self._count(words, 1)
 
-    def seed(self, namespace: str, texts: Iterable[str]) -> None:
-        """Start ``namespace`` from the words of ``texts`` (its stored records)."""
-        counts = self._namespace(namespace)
-        for text in texts:
-            for w in content_words(text):
-                counts[w] = counts.get(w, 0) + 1
-
-    def _namespace(self, namespace: str) -> dict[str, int]:
-        counts = self._words.get(namespace)
-        if counts is None:
-            counts = self._words[namespace] = {}
-            while len(self._words) > self.max_namespaces:
-                gone, _ = self._words.popitem(last=False)
-                self._asked.pop(gone, None)
-        else:
-            self._words.move_to_end(namespace)
-        return counts
-
-    def observe(self, namespace: str, thread: str | None, text: str) -> FloatArray:
-        """The item's :data:`CONTEXT_FEATURES`, then remember it."""
-        counts = self._namespace(namespace)
-        words = content_words(text)
-        new = sum(1 for w in words if w not in counts)
-        asked = self._asked.setdefault(namespace, {})
-        key = thread or ""
-        out = np.array(
-            [new / len(words) if words else 0.0, min(new, 10) / 10.0, asked.get(key, 0.0)],
-            dtype=np.float32,
-        )
+    def _count(self, words: Iterable[str], delta: int) -> None:
+        counts = self.counts
         for w in words:
-            counts[w] = counts.get(w, 0) + 1
-        asked[key] = min(strip_speaker(text).count("?"), 2) / 2.0
-        return out
+            n = counts.get(w, 0) + delta
+            if n:
+                counts[w] = n
+            else:
+                counts.pop(w, None)
 
 
 NO_CONTEXT = np.zeros(len(CONTEXT_FEATURES), dtype=np.float32)
-"""Context features of an item whose stream is unknown."""
+"""Context features of an item offered to an empty memory, as stored records are scored."""
+
+
+def neutral_observation(text_part: FloatArray, capacity: int) -> FloatArray:
+    """What the policy sees of a stored record when scoring its priority: its text, no
+    context, offered to a full memory of neutral records (the same in every process)."""
+    obs = observation(
+        text_part[:N_TEXT],
+        NO_CONTEXT,
+        memory_features(capacity, capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)),
+    )
+    return np.clip(obs, -1.0, 1.0)
 
 
 def importance_score(features: FloatArray) -> float:

@@ -9,15 +9,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
-from langchain_agentmem.policies.features import importance_score, text_features
+from langchain_agentmem.policies.features import TEXTS, importance_score
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
+
+T = TypeVar("T")
 
 
 class KeepAllPolicy(MemoryPolicy):
@@ -145,38 +147,32 @@ def importance(text: str, metadata: Mapping[str, object] | None = None) -> float
     Cheap regular-expression features weighted by
     :data:`~langchain_agentmem.policies.features.IMPORTANCE_WEIGHTS`; no model call.
     """
-    return importance_score(text_features(text, metadata))
+    return importance_score(TEXTS.get(text, metadata)[0])
 
 
-class PriorityCache:
-    """Priorities of stored records, per namespace; the least recently used namespaces go.
+class PerNamespace(Generic[T]):
+    """One object per namespace (made by ``factory``); the least recently used go first.
 
     Safe to share between threads deciding for different namespaces.
     """
 
-    def __init__(self, max_namespaces: int = 1024) -> None:
+    def __init__(self, factory: Callable[[], T], max_namespaces: int = 1024) -> None:
+        self.factory = factory
         self.max_namespaces = max_namespaces
-        self._by_namespace: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._by_namespace: OrderedDict[str, T] = OrderedDict()
         self._lock = threading.Lock()
 
-    def of(self, namespace: str) -> dict[str, float]:
-        """The cache of ``namespace`` (record id -> priority)."""
+    def of(self, namespace: str) -> T:
+        """The object of ``namespace``."""
         with self._lock:
             found = self._by_namespace.get(namespace)
             if found is None:
-                found = self._by_namespace[namespace] = {}
+                found = self._by_namespace[namespace] = self.factory()
                 while len(self._by_namespace) > self.max_namespaces:
                     self._by_namespace.popitem(last=False)
             else:
                 self._by_namespace.move_to_end(namespace)
             return found
-
-    def prune(self, namespace: str, live: set[str]) -> None:
-        """Keep only the entries of ``namespace`` whose records are still stored."""
-        with self._lock:
-            found = self._by_namespace.get(namespace, {})
-            for key in [k for k in found if k not in live]:
-                del found[key]
 
 
 class PriorityPolicy(MemoryPolicy):
@@ -192,7 +188,10 @@ class PriorityPolicy(MemoryPolicy):
 
     def __init__(self, capacity: int | None = None, *, max_namespaces: int = 1024) -> None:
         super().__init__(require_capacity(self.name, capacity))
-        self.priorities = PriorityCache(max_namespaces)
+        self.priorities: PerNamespace[dict[str, float]] = PerNamespace(dict, max_namespaces)
+
+    def prepare(self, candidate: Candidate) -> None:
+        TEXTS.get(candidate.text, candidate.metadata)
 
     def priority(self, candidate: Candidate, state: MemoryState) -> float:
         """The candidate's priority (higher is kept longer)."""
@@ -215,7 +214,9 @@ class PriorityPolicy(MemoryPolicy):
         records = state.records
         cache = self.priorities.of(state.namespace)
         if len(cache) > 2 * state.size + 256:
-            self.priorities.prune(state.namespace, {r.id for r in records})
+            live = {r.id for r in records}
+            for key in [k for k in cache if k not in live]:
+                del cache[key]
         get = cache.get
         pri = np.fromiter(
             (get(r.id, math.nan) for r in records), dtype=np.float64, count=len(records)
@@ -230,21 +231,15 @@ class PriorityPolicy(MemoryPolicy):
         state: MemoryState,
         score: float,
         priorities: npt.NDArray[np.float64] | None = None,
-        *,
-        remember: float | None = None,
     ) -> list[MemoryOp]:
         """ADD the candidate, evicting the weakest records if full, or skip it (NOOP).
 
-        ``priorities`` (those of ``state.records``, in order) saves a pass when known;
-        ``remember`` is cached as the candidate's priority once added (default: it is
-        scored from its text when next needed).
+        ``priorities`` (those of ``state.records``, in order) saves a pass when known.
         """
         assert self.capacity is not None
         overflow = _overflow(state, self.capacity)
         cache = self.priorities.of(state.namespace)
         if overflow == 0:
-            if remember is not None:
-                cache[candidate.id] = remember
             return [self.add_op(candidate, f"{self.name}: room left; priority {score:.3f}")]
         pri = self.stored_priorities(state) if priorities is None else priorities
         # Ties go to the oldest: records are listed oldest first; argmin and the stable
@@ -264,8 +259,6 @@ class PriorityPolicy(MemoryPolicy):
             ]
         for v in victims:
             cache.pop(v.id, None)
-        if remember is not None:
-            cache[candidate.id] = remember
         return [
             self.delete_op(
                 tuple(v.id for v in victims),
@@ -340,9 +333,13 @@ class ForgettingCurvePolicy(PriorityPolicy):
             raise InvalidInputError(f"half_life_s must be > 0, got {half_life_s}")
         self.half_life_s = half_life_s
 
-    def retention(self, record: RecordStat, now: float, *, namespace: str = "") -> float:
+    def retention(
+        self, record: RecordStat, now: float, *, namespace: str = "", priority: float | None = None
+    ) -> float:
         """Share of the record (of ``namespace``) still remembered at ``now`` (1 = fresh)."""
-        base = max(self.stored_priority(record, namespace), 0.0)
+        if priority is None:
+            priority = self.stored_priority(record, namespace)
+        base = max(priority, 0.0)
         strength = self.half_life_s * (1.0 + base) * (1.0 + record.access_count)
         last = max(_epoch(record.last_accessed_at or record.updated_at), _epoch(record.created_at))
         return math.exp(-max(now - last, 0.0) * math.log(2) / strength)
@@ -353,12 +350,15 @@ class ForgettingCurvePolicy(PriorityPolicy):
         overflow = _overflow(state, self.capacity)
         ops: list[MemoryOp] = []
         if overflow > 0:
-            self.stored_priorities(state)  # one pass fills (and prunes) the cache
+            pri = self.stored_priorities(state)  # one pass over the cache
             now = _epoch(candidate.timestamp)
-            ranked = _weakest(
-                state.records, overflow, lambda r: self.retention(r, now, namespace=ns)
-            )
-            worst = self.retention(ranked[-1], now, namespace=ns)
+            kept = [
+                self.retention(r, now, priority=float(p))
+                for r, p in zip(state.records, pri, strict=True)
+            ]
+            order = np.argsort(kept, kind="stable")[:overflow].tolist()
+            ranked = [state.records[i] for i in order]
+            worst = kept[order[-1]]
             cache = self.priorities.of(ns)
             for v in ranked:
                 cache.pop(v.id, None)

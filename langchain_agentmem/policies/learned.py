@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,16 @@ import numpy.typing as npt
 from langchain_agentmem.errors import AgentMemoryError, InvalidInputError
 from langchain_agentmem.policies.features import (
     FEATURE_NAMES,
-    NO_CONTEXT,
-    StreamContext,
+    TEXTS,
+    MemoryWords,
+    context_features,
     memory_features,
+    neutral_observation,
     observation,
     priority_from,
-    text_features,
+    question_share,
 )
-from langchain_agentmem.policies.heuristics import PriorityPolicy
+from langchain_agentmem.policies.heuristics import PerNamespace, PriorityPolicy
 from langchain_agentmem.types import Candidate, MemoryOp, MemoryState
 
 FORMAT = "agentmem-policy"
@@ -164,10 +165,12 @@ class LearnedPolicy(PriorityPolicy):
     """Keep what a network trained with PPO scores highest; no LLM call, no torch.
 
     The network reads cheap features of the item (names, numbers, dates, length, ...),
-    of its place in the stream (how many of its words are new to the namespace, whether
-    it follows a question in its thread) and of the memory (how full, how close the item
-    is to what it holds, the priorities it holds) and corrects the importance rule's
-    score of the item into its priority.
+    of its place in the memory (how many of its words no stored record holds, whether the
+    newest stored record of its thread asked a question) and of the memory (how full, how
+    close the item is to what it holds, the priorities it holds) and corrects the
+    importance rule's score of the item into its priority. A stored record's priority is
+    the network's score of the record alone (no context, a neutral full memory), so every
+    process ranks the records of a store alike.
     While there is room the item is added; when full it replaces the record of lowest
     priority if its own is higher (DELETE + ADD) and is skipped (NOOP) otherwise.
 
@@ -194,39 +197,38 @@ class LearnedPolicy(PriorityPolicy):
         if not layers or layers[0][0].shape[1] != len(FEATURE_NAMES):
             raise InvalidInputError(f"layers must take {len(FEATURE_NAMES)} features")
         self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
-        self.context = StreamContext()
-        self._context_lock = threading.Lock()
+        self.words: PerNamespace[MemoryWords] = PerNamespace(MemoryWords)
 
     def features(
         self,
         candidate: Candidate,
         state: MemoryState,
         priorities: npt.NDArray[np.float64] | None = None,
-        context: FloatArray | None = None,
     ) -> FloatArray:
-        """The observation the network sees for ``candidate``.
-
-        ``context`` is the candidate's :data:`CONTEXT_FEATURES` (default: taken from, and
-        recorded in, this policy's stream context).
-        """
+        """The observation the network sees for ``candidate`` (read from ``state`` alone)."""
         assert self.capacity is not None
-        if context is None:
-            context = self.observe(candidate, state)
         sims = np.array([s for _, s in state.neighbours[:3]], dtype=np.float32)
         pri = self.stored_priorities(state) if priorities is None else priorities
         obs = observation(
-            text_features(candidate.text, candidate.metadata),
-            context,
+            TEXTS.get(candidate.text, candidate.metadata)[0],
+            self.context(candidate, state),
             memory_features(state.size, self.capacity, sims, pri.astype(np.float32)),
         )
         return np.clip(obs, -1.0, 1.0)
 
-    def observe(self, candidate: Candidate, state: MemoryState) -> FloatArray:
-        """Record ``candidate`` in the stream context and return its context features."""
-        with self._context_lock:
-            if not self.context.known(candidate.namespace):
-                self.context.seed(candidate.namespace, (r.text for r in state.records))
-            return self.context.observe(candidate.namespace, candidate.thread, candidate.text)
+    def context(self, candidate: Candidate, state: MemoryState) -> FloatArray:
+        """The candidate's :data:`CONTEXT_FEATURES`, from the records the memory holds."""
+        words = self.words.of(state.namespace)
+        words.sync(state.records)
+        previous = 0.0
+        if candidate.thread is not None:
+            for r in reversed(state.records):  # oldest first: the newest of the thread
+                if r.thread == candidate.thread:
+                    previous = question_share(r.text)
+                    break
+        return context_features(
+            TEXTS.get(candidate.text, candidate.metadata)[1], words.counts, previous
+        )
 
     def priority(
         self,
@@ -238,20 +240,12 @@ class LearnedPolicy(PriorityPolicy):
         return priority_from(obs, forward(self.layers, obs))
 
     def record_priority(self, text: str, metadata: Mapping[str, Any]) -> float:
-        """A stored record's priority: its text scored as if offered to a full memory of
-        neutral records, with no stream context (the same in every process)."""
+        """A stored record's priority: its text scored with no context, as if offered to a
+        full memory of neutral records (the same in every process)."""
         assert self.capacity is not None
-        obs = observation(
-            text_features(text, metadata),
-            NO_CONTEXT,
-            memory_features(
-                self.capacity, self.capacity, np.zeros(0, np.float32), np.zeros(1, np.float32)
-            ),
-        )
-        obs = np.clip(obs, -1.0, 1.0)
+        obs = neutral_observation(TEXTS.get(text, metadata)[0], self.capacity)
         return priority_from(obs, forward(self.layers, obs))
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         pri = self.stored_priorities(state)
-        score = self.priority(candidate, state, pri)
-        return self.keep_or_skip(candidate, state, score, pri, remember=score)
+        return self.keep_or_skip(candidate, state, self.priority(candidate, state, pri), pri)

@@ -1,12 +1,15 @@
 """A gymnasium environment: keep a conversation's turns in a memory of bounded size.
 
 Each step offers the next turn. The observation holds features of the turn, of its place
-in the stream (words new to the conversation, whether it answers a question) and of the
-memory (how full it is, how close the turn is to what it holds, the priorities it holds);
+in the memory (words no kept turn holds, whether the newest kept turn of its session asked a
+question) and of the memory (how full it is, how close the turn is to what it holds, the
+priorities it holds): all read from what is kept, as the shipped policy reads the store;
 never answers, evidence labels or later turns. The action, in [-1, 1], corrects the
 importance rule's score of the turn into its priority (a residual policy: doing nothing is
 the rule). While there is room the turn is added; when memory is full it replaces the
-stored record of lowest priority if its own is higher, and is skipped otherwise. So the
+stored record of lowest priority if its own is higher, and is skipped otherwise. A kept
+turn's priority is the policy's score of the turn alone (no context, a neutral full
+memory), as every process scores a stored record. So the
 memory never goes over budget, and the learned part is a scoring function that carries
 over to any memory size.
 
@@ -19,7 +22,7 @@ what the benchmark measures, yet hears about each turn it keeps or drops when it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +34,13 @@ from gymnasium import spaces
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.features import (
     N_FEATURES,
-    StreamContext,
+    content_words,
+    context_features,
     memory_features,
+    neutral_observation,
+    observation,
     priority_from,
+    question_share,
     text_features,
 )
 from langchain_agentmem.rl.budget import capacity_for, check_budget
@@ -43,13 +50,23 @@ from langchain_agentmem.rl.retrieval import static_scores
 FloatArray = npt.NDArray[np.float32]
 
 
+Scorer = Callable[[FloatArray], float]
+"""The policy being trained, as a function from an observation to its action."""
+
+
 @dataclass
 class Prepared:
     """A conversation turned into the arrays an episode needs."""
 
     sample_id: str
     texts: FloatArray
-    """Item features of each turn: its text, then its context in the stream (n, N_ITEM)."""
+    """Text features of each turn (n, N_TEXT)."""
+    words: list[frozenset[str]]
+    """Content words of each turn."""
+    asks: FloatArray
+    """How much each turn asks (``question_share``), (n,)."""
+    sessions: npt.NDArray[np.int64]
+    """The session (thread) of each turn, (n,)."""
     vectors: FloatArray
     """Turn embeddings (n, d), unit length."""
     q_scores: FloatArray
@@ -63,19 +80,10 @@ class Prepared:
 
 
 def item_features(conv: Conversation) -> FloatArray:
-    """Each turn's text features, then its context in the stream (n, N_ITEM)."""
-    context = StreamContext()
-    return np.stack(
-        [
-            np.concatenate(
-                [
-                    text_features(t.text, {"image": t.has_image}),
-                    context.observe(conv.sample_id, f"session-{t.session}", t.text),
-                ]
-            )
-            for t in conv.turns
-        ]
-    ).astype(np.float32)
+    """Each turn's text features (n, N_TEXT)."""
+    return np.stack([text_features(t.text, {"image": t.has_image}) for t in conv.turns]).astype(
+        np.float32
+    )
 
 
 def prepare(conv: Conversation) -> Prepared:
@@ -90,6 +98,9 @@ def prepare(conv: Conversation) -> Prepared:
     return Prepared(
         sample_id=conv.sample_id,
         texts=item_features(conv),
+        words=[frozenset(content_words(t.text)) for t in conv.turns],
+        asks=np.array([question_share(t.text) for t in conv.turns], dtype=np.float32),
+        sessions=np.array([t.session for t in conv.turns], dtype=np.int64),
         vectors=conv.turn_vectors,
         q_scores=static_scores(conv),
         ev_weight=weight,
@@ -117,6 +128,9 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         budgets: Share of turns the memory may hold; one is drawn per episode.
         k: Recall@k scored by the reward.
         reward_scale: Multiplies the recall differences (keeps PPO's values well scaled).
+        scorer: The policy being trained (observation -> action): a kept turn's priority
+            is its score of the turn's :func:`neutral_observation`, as the shipped policy
+            scores stored records (``None``: no correction, the importance rule).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
@@ -128,6 +142,7 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         budgets: Sequence[float] = (0.1, 0.25),
         k: int = 10,
         reward_scale: float = 10.0,
+        scorer: Scorer | None = None,
     ) -> None:
         super().__init__()
         if not conversations:
@@ -138,6 +153,7 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         self.data = [c if isinstance(c, Prepared) else prepare(c) for c in conversations]
         self.k = k
         self.reward_scale = reward_scale
+        self.scorer = scorer
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(N_FEATURES,), dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
         self._conv = self.data[0]
@@ -145,6 +161,7 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         self._t = 0
         self._kept: list[int] = []
         self._priority: list[float] = []
+        self._words: dict[str, int] = {}
         self._score = 0.0
 
     # -- helpers -------------------------------------------------------------------------
@@ -158,9 +175,26 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         mem = memory_features(
             len(self._kept), self._capacity, top, np.asarray(self._priority, dtype=np.float32)
         )
-        obs = np.concatenate([conv.texts[t], mem]).astype(np.float32)
+        # The newest kept turn of this turn's session: kept turns arrived in order.
+        same = [i for i in self._kept if conv.sessions[i] == conv.sessions[t]]
+        previous = float(conv.asks[max(same)]) if same else 0.0
+        context = context_features(conv.words[t], self._words, previous)
+        obs = observation(conv.texts[t], context, mem)
         np.clip(obs, -1.0, 1.0, out=obs)
         return obs
+
+    def _stored_priority(self, t: int) -> float:
+        """Priority of kept turn ``t``: what the policy in use computes for a stored record."""
+        obs = neutral_observation(self._conv.texts[t], self._capacity)
+        return priority_from(obs, 0.0 if self.scorer is None else self.scorer(obs))
+
+    def _count(self, t: int, delta: int) -> None:
+        for w in self._conv.words[t]:
+            n = self._words.get(w, 0) + delta
+            if n:
+                self._words[w] = n
+            else:
+                self._words.pop(w, None)
 
     # -- gymnasium API ---------------------------------------------------------------------
     def reset(
@@ -180,6 +214,7 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         self._t = 0
         self._kept = []
         self._priority = []
+        self._words = {}
         self._score = 0.0
         return self._obs(), {"conversation": self._conv.sample_id, "capacity": self._capacity}
 
@@ -190,13 +225,19 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         changed = False
         if len(self._kept) < self._capacity:
             self._kept.append(t)
-            self._priority.append(priority)
+            self._priority.append(self._stored_priority(t))
+            self._count(t, 1)
             changed = True
         else:
+            # Kept turns stay in the order they came (as a memory lists its records,
+            # oldest first), so ties go to the oldest, as in the policy.
             weakest = int(np.argmin(self._priority))
             if priority > self._priority[weakest]:
-                self._kept[weakest] = t
-                self._priority[weakest] = priority
+                self._count(self._kept[weakest], -1)
+                del self._kept[weakest], self._priority[weakest]
+                self._kept.append(t)
+                self._priority.append(self._stored_priority(t))
+                self._count(t, 1)
                 changed = True
         reward = 0.0
         if changed:

@@ -92,7 +92,7 @@ def replay(
                     content[rid] = i
                     old = stats[rid]
                     stats[rid] = RecordStat(
-                        rid, old.created_at, when, None, 0, turn.text, cand.metadata
+                        rid, old.created_at, when, None, 0, turn.text, cand.metadata, cand.thread
                     )
     kept = np.array(sorted(set(content.values())), dtype=np.int64)
     return Replay(kept=kept, decide_ns=times, ops=ops_count)

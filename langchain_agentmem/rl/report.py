@@ -122,7 +122,7 @@ def compare_kept(
     import numpy as np
 
     from langchain_agentmem.policies import make_policy
-    from langchain_agentmem.policies.features import ITEM_FEATURES
+    from langchain_agentmem.policies.features import TEXT_FEATURES
     from langchain_agentmem.policies.learned import LearnedPolicy
     from langchain_agentmem.rl.budget import capacity_for
     from langchain_agentmem.rl.env import item_features
@@ -149,7 +149,7 @@ def compare_kept(
             redundancy[name].append(float(sims.max(axis=1).mean()))
     out: dict[str, Any] = {"budget": budget, "jaccard_kept": float(np.mean(jaccard))}
     for name in only:
-        feats = np.array(only[name]) if only[name] else np.zeros((1, len(ITEM_FEATURES)))
+        feats = np.array(only[name]) if only[name] else np.zeros((1, len(TEXT_FEATURES)))
         out[f"kept_only_by_{name}"] = {
             "turns": len(only[name]),
             "share_that_is_evidence": float(np.mean(evidence_share[name]))
@@ -158,7 +158,7 @@ def compare_kept(
             "mean_features": {
                 n: round(float(v), 3)
                 for n, v in zip(
-                    ITEM_FEATURES, feats.mean(axis=0) if len(feats) else [], strict=False
+                    TEXT_FEATURES, feats.mean(axis=0) if len(feats) else [], strict=False
                 )
             },
         }

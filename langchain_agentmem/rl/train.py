@@ -168,6 +168,13 @@ def train(
         device="cpu",
         tensorboard_log=None if tensorboard is None else str(tensorboard),
     )
+
+    def scorer(obs: FloatArray) -> float:
+        action, _ = model.policy.predict(obs, deterministic=True)
+        return float(np.clip(np.asarray(action).reshape(-1)[0], -1.0, 1.0))
+
+    # Kept turns are scored by the policy being trained, as stored records are in use.
+    venv.set_attr("scorer", scorer)
     curve: list[dict[str, float]] = []
     best: dict[str, Any] = {"score": -1.0, "steps": 0.0, "layers": None}
     started = time.perf_counter()

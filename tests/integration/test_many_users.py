@@ -230,9 +230,14 @@ def test_add_many_lets_the_policy_decide_inside_one_batch(
     # The cache followed the batch: searches and a fresh process agree.
     fresh = AgentMemory(url, embeddings=HashEmbeddings())
     for query in ("Anna coffee", "May 2023 chess"):
-        assert [h.id for h in batch.search(query, namespace="bulk", k=6)] == [
-            h.id for h in fresh.search(query, namespace="bulk", k=6)
-        ]
+        for mode in ("hybrid", "lexical"):
+            assert [
+                (h.id, round(h.score or 0, 6))
+                for h in batch.search(query, namespace="bulk", k=6, mode=mode)
+            ] == [
+                (h.id, round(h.score or 0, 6))
+                for h in fresh.search(query, namespace="bulk", k=6, mode=mode)
+            ]
     for m in (batch, single, fresh):
         m.close()
 

@@ -52,6 +52,7 @@ def test_lower_layers_do_not_import_upper_ones() -> None:
         "langchain_agentmem.policies": ("backends", "index", "memory", "cache", "integrations"),
         "langchain_agentmem.backends": ("policies", "integrations", "memory", "cache", "rl"),
         "langchain_agentmem.cache": ("memory", "integrations", "rl", "ops"),
+        "langchain_agentmem.view": ("memory", "cache", "integrations", "rl", "ops"),
         "langchain_agentmem.index": ("policies", "backends", "memory", "cache", "rl"),
     }
     bad = []

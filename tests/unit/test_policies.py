@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import numpy as np
 import pytest
@@ -214,23 +215,46 @@ def test_every_policy_respects_capacity_and_gives_reasons(name: str) -> None:
         assert len(held) <= 3
 
 
-def test_stream_context_sees_new_words_and_answers_to_questions() -> None:
-    from langchain_agentmem.policies.features import CONTEXT_FEATURES, StreamContext
+def test_context_reads_new_words_and_questions_from_the_stored_records() -> None:
+    from langchain_agentmem.policies.features import CONTEXT_FEATURES
+    from langchain_agentmem.policies.learned import LearnedPolicy
 
-    ctx = StreamContext(max_namespaces=2)
+    pol = LearnedPolicy(5)
     new, count, after_q = (CONTEXT_FEATURES.index(n) for n in CONTEXT_FEATURES)
-    first = ctx.observe("u", "t1", "A: Did you adopt the beagle?")
+
+    def held(*items: tuple[str, str, str | None]) -> MemoryState:
+        recs = [
+            RecordStat(rid, T0, T0 + timedelta(minutes=i), text=text, thread=thread)
+            for i, (rid, text, thread) in enumerate(items)
+        ]
+        return MemoryState("u", len(recs), 5, tuple(recs))
+
+    def ctx(text: str, thread: str | None, st: MemoryState) -> Any:
+        return pol.context(Candidate("c", st.namespace, text, np.zeros(3), thread), st)
+
+    empty = held()
+    first = ctx("A: Did you adopt the beagle?", "t1", empty)
     assert first[new] == 1.0 and first[after_q] == 0.0
-    again = ctx.observe("u", "t1", "B: Yes, we adopted the beagle.")
-    assert again[after_q] > 0.0  # follows a question in its thread
-    assert 0.0 < again[new] < 1.0  # "beagle" was said before; "adopted", "yes" were not
-    other = ctx.observe("u", "t2", "A: Beagle walks are long.")
-    assert other[after_q] == 0.0  # another thread asked nothing
-    assert ctx.observe("v", None, "Beagle")[new] == 1.0  # namespaces do not share words
-    ctx.observe("w", None, "hello")  # a third namespace pushes out the least recent, "u"
-    assert not ctx.known("u") and ctx.known("v") and ctx.known("w")
-    ctx.seed("u", ["A: the beagle"])
-    assert ctx.observe("u", "t1", "beagle")[count] == 0.0
+    asked = held(("q", "A: Did you adopt the beagle?", "t1"))
+    again = ctx("B: Yes, we adopted the beagle.", "t1", asked)
+    assert again[after_q] > 0.0  # the newest record of its thread asked a question
+    assert 0.0 < again[new] < 1.0  # "beagle" is stored; "adopted", "yes" are not
+    assert ctx("A: Beagle walks are long.", "t2", asked)[after_q] == 0.0  # other thread
+    answered = held(("q", "A: Did you adopt the beagle?", "t1"), ("a", "B: yes", "t1"))
+    assert ctx("more", "t1", answered)[after_q] == 0.0  # the newest of t1 asked nothing
+    # Derived from the records alone: a record gone, or its text changed, counts no more.
+    assert ctx("beagle", None, held(("x", "A: the beagle", None)))[count] == 0.0
+    assert ctx("beagle", None, empty)[count] > 0.0
+    changed = MemoryState(
+        "u", 1, 5, (RecordStat("x", T0, T0 + timedelta(days=1), text="A: a cat", thread=None),)
+    )
+    assert ctx("beagle", None, changed)[count] > 0.0
+    # Another process, with nothing cached, sees the same context.
+    other = LearnedPolicy(5)
+    same = other.context(
+        Candidate("c", "u", "B: Yes, we adopted the beagle.", np.zeros(3), "t1"), asked
+    )
+    assert np.array_equal(same, again)
 
 
 def test_learned_policy_starts_a_namespace_from_its_stored_records() -> None:

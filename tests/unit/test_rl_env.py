@@ -73,9 +73,21 @@ def test_high_priority_turns_push_out_low_priority_ones() -> None:
     conv = toy_conversation(4, n=20)
     env = MemoryBudgetEnv([conv], budgets=(0.25,))
     env.reset(seed=0)
+    stored = [env._stored_priority(t) for t in range(20)]  # no scorer: the rule's score
     for t in range(20):
-        env.step(np.array([1.0 if t % 4 == 0 else -1.0], dtype=np.float32))
-    assert sorted(env._kept) == [0, 4, 8, 12, 16]
+        before = list(env._kept)
+        _, _, _, _, info = env.step(np.array([1.0 if t % 4 == 0 else -1.0], dtype=np.float32))
+        if t < 5:
+            assert info["kept"]  # room left
+            continue
+        # Once full, every turn offered with the high priority gets in, no low one does ...
+        assert info["kept"] == (t % 4 == 0)
+        if info["kept"]:
+            # ... pushing out the kept turn of lowest stored priority (oldest among equals).
+            (gone,) = set(before) - set(env._kept)
+            assert stored[gone] == min(stored[i] for i in before)
+            assert gone == min(i for i in before if stored[i] == stored[gone])
+    assert len(env._kept) == 5
 
 
 def test_recall_now_counts_evidence_in_the_top_k() -> None:
@@ -147,7 +159,7 @@ def test_what_the_env_trains_is_what_the_policy_does_in_use() -> None:
         (rng.normal(0, 1, (1, 8)).astype(np.float32), np.zeros(1, np.float32)),
     ]
     conv = toy_conversation(6, n=60)
-    env = MemoryBudgetEnv([conv], budgets=(0.1,))
+    env = MemoryBudgetEnv([conv], budgets=(0.1,), scorer=lambda o: forward(layers, o))
     obs, info = env.reset(seed=0)
     done = False
     while not done:

@@ -1,0 +1,333 @@
+"""One namespace as a process holds it: its dense and lexical indexes and record stats.
+
+A cache of the store (which stays the source of truth): built from the store's rows,
+caught up from its change log, or mirrored from ops inside the write transaction that
+applies them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from langchain_agentmem.backends import RecordRow
+from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.index import (
+    DenseIndex,
+    HybridConfig,
+    LexicalIndex,
+    ThreadOrder,
+    hybrid_search,
+    lexical_text,
+    tokenize,
+)
+from langchain_agentmem.policies import MemoryPolicy
+from langchain_agentmem.types import (
+    Candidate,
+    MemoryOp,
+    MemoryState,
+    OpKind,
+    RecordStat,
+    Vector,
+    expiry_epoch,
+)
+
+
+def record_stat(row: RecordRow) -> RecordStat:
+    """What a policy sees of a stored row."""
+    return RecordStat(
+        id=row.id,
+        created_at=epoch_to_datetime(row.created_at),
+        updated_at=epoch_to_datetime(row.updated_at),
+        last_accessed_at=None
+        if row.last_accessed_at is None
+        else epoch_to_datetime(row.last_accessed_at),
+        access_count=row.access_count,
+        text=row.text,
+        metadata=row.metadata,
+        thread=row.thread,
+    )
+
+
+def as_stored(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata as the store gives it back (a JSON round trip; flat dicts are copied)."""
+    if all(type(v) in _SCALARS for v in metadata.values()):
+        return dict(metadata)
+    loaded: dict[str, Any] = json.loads(dump_json(dict(metadata)))
+    return loaded
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+_NO_VECTOR: Vector = np.zeros(0, dtype=np.float32)
+
+
+def _epoch(value: datetime | None, default: float) -> float:
+    """As the store dates it: UTC epoch seconds (naive datetimes are UTC)."""
+    if value is None:
+        return default
+    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+
+
+@dataclass
+class NamespaceView:
+    """The cache of one namespace: the dense and lexical indexes and record stats."""
+
+    config: HybridConfig = field(default_factory=HybridConfig)
+    index: DenseIndex | None = None
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    order: ThreadOrder = field(default_factory=ThreadOrder)
+    last_seq: int = 0
+    rid_of: dict[str, int] = field(default_factory=dict)
+    rows: dict[int, RecordRow] = field(default_factory=dict)
+    saved_seq: int = -1
+    """Change sequence of the index file on disk (-1: none written by this process)."""
+    counted: int = 0
+    """Records this view counts for in the cache's total."""
+    pending: dict[int, Vector] = field(default_factory=dict)
+    """Vectors put with ``dense=False`` during a batch, added to the index in one call."""
+    doomed: set[int] = field(default_factory=set)
+    """Keys dropped since the last flush, still in the dense index."""
+    next_expiry: float | None = None
+    """Earliest expiry among the cached rows (may lag low after deletes; never high)."""
+    _by_age: list[tuple[float, int]] | None = None
+    """``(created_at, rid)`` of every record, sorted; built when a policy first needs it."""
+    _stats: list[RecordStat] = field(default_factory=list)
+    """What policies see of each record, in the order of ``_by_age``."""
+    _snapshot: tuple[RecordStat, ...] | None = None
+    """``tuple(_stats)`` until the next change (one object while nothing changes)."""
+
+    def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
+        """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
+        dims = int(row.embedding.shape[0])
+        if self.index is None:
+            self.index = DenseIndex(dims)
+        elif self.index.dimensions != dims:
+            raise InvalidInputError(
+                f"record {row.id!r} has a {dims}-dim embedding but namespace "
+                f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
+                "embedding model for one store, or open a new store"
+            )
+        if dense:
+            self.flush()
+            self.index.add([row.rid], row.embedding.reshape(1, -1))
+        if terms is None:
+            self.lexical.add(
+                [row.rid], [lexical_text(row.text, row.created_at, dates=self.config.dates)]
+            )
+        else:
+            # The date in front tokenises apart from the text (see lexical_text).
+            date = lexical_text("", row.created_at, dates=self.config.dates)
+            self.lexical.add_counts([row.rid], [terms + Counter(tokenize(date))])
+        if row.expires_at is not None and (
+            self.next_expiry is None or row.expires_at < self.next_expiry
+        ):
+            self.next_expiry = row.expires_at
+        # The vector lives in the dense index (or ``pending``): not a second copy here.
+        row = copy.copy(row)
+        object.__setattr__(row, "embedding", _NO_VECTOR)
+        self.order.add(row.rid, row.thread, row.created_at)
+        self.rid_of[row.id] = row.rid
+        self.rows[row.rid] = row
+        self._snapshot = None
+        if self._by_age is not None:
+            key = (row.created_at, row.rid)
+            i = bisect.bisect_left(self._by_age, key)
+            if i < len(self._by_age) and self._by_age[i] == key:
+                self._stats[i] = record_stat(row)
+            else:
+                self._by_age.insert(i, key)
+                self._stats.insert(i, record_stat(row))
+
+    def due(self, now: float) -> bool:
+        """Whether some cached row may have expired by ``now``."""
+        return self.next_expiry is not None and self.next_expiry <= now
+
+    def drop(self, record_id: str) -> None:
+        rid = self.rid_of.pop(record_id, None)
+        if rid is not None:
+            row = self.rows.pop(rid, None)
+            self._snapshot = None
+            if row is not None and self._by_age is not None:
+                i = bisect.bisect_left(self._by_age, (row.created_at, rid))
+                del self._by_age[i], self._stats[i]
+            self.pending.pop(rid, None)
+            self.lexical.remove([rid])
+            self.order.remove(rid)
+            # Taken out of the dense index at the next flush: one call for a batch (a
+            # flat index compacts all its vectors on every removal).
+            self.doomed.add(rid)
+
+    def fill(self, rows: list[RecordRow]) -> None:
+        """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
+        for row in rows:
+            self.put(row, dense=False)
+        index = DenseIndex(int(rows[0].embedding.shape[0]))
+        index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
+        self.index = index
+
+    def flush(self) -> None:
+        """Bring the dense index in step: removals, then vectors held back, one call each."""
+        if self.doomed and self.index is not None:
+            self.index.remove(sorted(self.doomed))
+        self.doomed.clear()
+        if self.pending and self.index is not None:
+            rids = list(self.pending)
+            self.index.add(rids, np.stack([self.pending[r] for r in rids]))
+        self.pending.clear()
+
+    def apply(
+        self,
+        namespace: str,
+        applied: Sequence[MemoryOp],
+        rids: Sequence[int],
+        at: float,
+        terms: Mapping[str, Counter[str]] | None = None,
+    ) -> None:
+        """Mirror ops just applied inside a write transaction (not yet visible elsewhere).
+
+        Args:
+            namespace: This view's namespace.
+            applied: The ops, with their embeddings.
+            rids: The store's key of each ADD, in order.
+            at: The clock the transaction read (``created_at`` of undated ADDs).
+            terms: Each added record's text, tokenised beforehand (by id).
+        """
+        keys = iter(rids)
+        for op in applied:
+            if op.kind is OpKind.ADD:
+                assert op.text is not None and op.embedding is not None
+                created = _epoch(op.timestamp, at)
+                # An expired record of the same id gave it up in the same transaction.
+                self.drop(op.record_ids[0])
+                row = RecordRow(
+                    rid=next(keys),
+                    id=op.record_ids[0],
+                    namespace=namespace,
+                    thread=op.thread,
+                    text=op.text,
+                    metadata=as_stored(op.metadata or {}),
+                    embedding=np.asarray(op.embedding, dtype=np.float32),
+                    created_at=created,
+                    updated_at=_epoch(op.updated_at, created),
+                    last_accessed_at=None,
+                    access_count=0,
+                    expires_at=expiry_epoch(op.expires_at),
+                )
+                self.put(row, dense=False, terms=None if terms is None else terms.get(row.id))
+                self.pending[row.rid] = row.embedding
+            elif op.kind is OpKind.UPDATE:
+                assert op.text is not None and op.embedding is not None
+                for record_id in op.record_ids:
+                    old = self.rows[self.rid_of[record_id]]
+                    meta = old.metadata if op.metadata is None else op.metadata
+                    new = dataclasses.replace(
+                        old,
+                        text=op.text,
+                        metadata=as_stored(meta),
+                        embedding=np.asarray(op.embedding, dtype=np.float32),
+                        updated_at=at,
+                        expires_at=old.expires_at
+                        if op.expires_at is None
+                        else expiry_epoch(op.expires_at),
+                    )
+                    self.drop(record_id)
+                    self.put(new, dense=False)
+                    self.pending[new.rid] = new.embedding
+            elif op.kind is OpKind.DELETE:
+                for record_id in op.record_ids:
+                    self.drop(record_id)
+
+    def embedding(self, rid: int) -> Vector:
+        """The stored vector of record ``rid``."""
+        found = self.pending.get(rid)
+        if found is not None:
+            return found
+        assert self.index is not None
+        return self.index.vector(rid)
+
+    def recalled(self, rids: Sequence[int], at: float) -> None:
+        """Count a recall of each record (the store was told already)."""
+        for rid in rids:
+            row = self.rows[rid]
+            self.rows[rid] = row = dataclasses.replace(
+                row, access_count=row.access_count + 1, last_accessed_at=at
+            )
+            self._snapshot = None
+            if self._by_age is not None:
+                self._stats[bisect.bisect_left(self._by_age, (row.created_at, rid))] = record_stat(
+                    row
+                )
+
+    def records(self) -> tuple[RecordStat, ...]:
+        """What a policy sees of every record, oldest first."""
+        if self._by_age is None:
+            self._by_age = sorted((r.created_at, r.rid) for r in self.rows.values())
+            self._stats = [record_stat(self.rows[rid]) for _, rid in self._by_age]
+        if self._snapshot is None:
+            self._snapshot = tuple(self._stats)
+        return self._snapshot
+
+    def search(
+        self, query: str, vector: Vector | None, k: int, mode: str
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its ``vector`` unless
+        lexical)."""
+        if self.index is None:
+            return []
+        self.flush()
+        if mode == "lexical":
+            return self.lexical.search(query, k)
+        assert vector is not None  # embedded by the caller for this mode
+        if mode == "dense":
+            return self.index.search(vector, k)
+        return self.hybrid(query, vector, k)
+
+    def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
+        """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
+        if self.index is None:
+            return []
+        return hybrid_search(
+            query,
+            vector,
+            k,
+            dense=self.index,
+            lexical=self.lexical,
+            order=self.order,
+            embedding_of=self.embedding,
+            config=self.config,
+            said_of=self.said,
+        )
+
+    def said(self, rid: int) -> tuple[str | None, float, str]:
+        """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
+        row = self.rows[rid]
+        who = row.metadata.get("speaker") or row.metadata.get("role")
+        return (str(who) if who is not None else None, row.created_at, row.text)
+
+    def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
+        """What ``policy`` sees of this namespace when ``candidate`` is offered."""
+        records = self.records() if policy.needs_records else ()
+        neighbours: tuple[tuple[str, float], ...] = ()
+        if policy.needs_neighbours and self.index is not None:
+            self.flush()
+            hits = self.index.search(candidate.embedding, policy.needs_neighbours)
+            neighbours = tuple((self.rows[rid].id, score) for rid, score in hits)
+        return MemoryState(
+            namespace=candidate.namespace,
+            size=len(self.rows),
+            capacity=policy.capacity,
+            records=records,
+            neighbours=neighbours,
+        )
