@@ -1,0 +1,128 @@
+"""The namespace access that ``AgentMemory``'s reads and writes share: the live view of a
+namespace, expiry sweeps and the one transactional write path."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_agentmem.backends import Backend, RecordRow
+from langchain_agentmem.cache import NamespaceCache
+from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.index import HybridConfig
+from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
+from langchain_agentmem.policies import MemoryPolicy
+from langchain_agentmem.types import MemoryOp, OpKind
+from langchain_agentmem.validation import Limits, check_namespace, check_record_id
+from langchain_agentmem.view import NamespaceView
+
+
+class MemoryCore:
+    """What every part of ``AgentMemory`` holds and the namespace access they share."""
+
+    hybrid: HybridConfig
+    limits: Limits
+    policy: MemoryPolicy
+    embeddings: Embeddings
+    backend: Backend
+    _cache: NamespaceCache
+
+    def _namespace(self, namespace: object) -> str:
+        return check_namespace(namespace)
+
+    def _live_view(self, namespace: str) -> NamespaceView:
+        """The namespace's cache with no expired record in it (swept first when one is due)."""
+        with self._cache.lock(namespace):
+            view = self._cache.view(namespace)
+            now = time.time()
+            if not view.due(now):
+                return view
+            self._sweep(namespace)
+            view = self._cache.view(namespace)
+            # Rows cached as expired that the store kept (their expiry was moved by
+            # another writer) are read again; the rest are gone.
+            stale = [
+                row.id
+                for row in view.rows.values()
+                if row.expires_at is not None and row.expires_at <= now
+            ]
+            current = {row.id: row for row in self.backend.get_records(namespace, stale)}
+            for record_id in stale:
+                view.drop(record_id)
+                if record_id in current:
+                    view.put(current[record_id])
+            view.next_expiry = min(
+                (r.expires_at for r in view.rows.values() if r.expires_at is not None),
+                default=None,
+            )
+            return view
+
+    def _sweep(self, namespace: str) -> int:
+        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+            expired = lookup.expired()
+            return [expired_op(expired)] if expired else []
+
+        (applied,) = self._write(namespace, [decide], sweep=False)
+        return sum(len(op.record_ids) for op in applied)
+
+    def _write(
+        self,
+        namespace: str,
+        items: Sequence[Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]],
+        *,
+        sweep: bool = True,
+        terms: Mapping[str, Counter[str]] | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Apply the ops of each item in one transaction, the cache following item by item.
+
+        Each item is called inside the transaction, after the namespace's writer lock, with
+        the namespace's view as the store holds it then plus the items before it, and a
+        :class:`Lookup` of the store: the state a policy (or an upsert) sees is the one its
+        ops apply to, whatever other processes do. Expired records of a cached namespace
+        are swept first (``sweep``). ``terms`` holds added texts tokenised beforehand (by id).
+        """
+        with self._cache.lock(namespace):
+            if sweep:
+                cached = self._cache.peek(namespace)
+                if cached is not None and cached.due(time.time()):
+                    self._live_view(namespace)
+            views: list[NamespaceView] = []
+
+            def step(item: Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]) -> Decide:
+                def run(lookup: Lookup) -> Sequence[MemoryOp]:
+                    if not views:
+                        views.append(self._cache.view(namespace))
+                    return item(views[0], lookup)
+
+                return run
+
+            def mirror(ops: list[MemoryOp], rids: list[int], at: float) -> None:
+                views[0].apply(namespace, ops, rids, at, terms)
+
+            try:
+                out, seq = apply_batch(
+                    self.backend, namespace, [step(i) for i in items], on_applied=mirror
+                )
+            except BaseException:
+                # The view may hold ops that were rolled back: reload it when next used.
+                self._cache.discard(namespace)
+                raise
+            if views:
+                self._cache.committed(namespace, views[0], seq)
+            if any(op.kind in (OpKind.UPDATE, OpKind.DELETE) for ops in out for op in ops):
+                # The saved index holds a vector just replaced or deleted: not on disk.
+                self._cache.discard_saved(namespace)
+            return out
+
+    def _owned(self, record_id: object, namespace: object) -> RecordRow:
+        rid = check_record_id(record_id)
+        ns = self._namespace(namespace)
+        row = self.backend.get_record(ns, rid)
+        if row is None:
+            raise RecordNotFoundError(
+                f"no record {rid!r} in namespace {ns!r}; list ids with records(namespace)"
+            )
+        return row

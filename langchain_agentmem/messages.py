@@ -1,0 +1,91 @@
+"""``AgentMemory``'s short-term memory: each thread's durable chat message log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Sequence
+
+from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+
+from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.backends.sql import dump_json
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.validation import check_k, check_name
+
+
+def serialise(messages: Sequence[BaseMessage]) -> list[str]:
+    """Messages as JSON payloads to store (each checked to be a ``BaseMessage``)."""
+    if isinstance(messages, BaseMessage):
+        messages = [messages]
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+        raise InvalidTypeError(
+            f"messages must be a list of LangChain BaseMessage objects, got "
+            f"{type(messages).__name__}; wrap text in HumanMessage / AIMessage"
+        )
+    payloads = []
+    for message in messages:
+        if not isinstance(message, BaseMessage):
+            raise InvalidTypeError(
+                f"messages must be LangChain BaseMessage objects, got "
+                f"{type(message).__name__}; wrap text in HumanMessage / AIMessage"
+            )
+        try:
+            payloads.append(dump_json(message_to_dict(message)))
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"message content is not JSON-serialisable ({exc}); store text or "
+                "LangChain content blocks"
+            ) from None
+    return payloads
+
+
+def deserialise(payloads: Sequence[str]) -> list[BaseMessage]:
+    """The messages stored as ``payloads``."""
+    return messages_from_dict([json.loads(p) for p in payloads])
+
+
+class MemoryMessages(MemoryCore):
+    """The chat messages of each thread (short-term memory)."""
+
+    def add_messages(self, messages: Sequence[BaseMessage], *, namespace: str, thread: str) -> None:
+        """Append messages to a thread's durable log, in one transaction."""
+        namespace = self._namespace(namespace)
+        thread = check_name(thread, what="thread")
+        self.backend.append_messages(namespace, thread, serialise(messages))
+
+    async def aadd_messages(
+        self, messages: Sequence[BaseMessage], *, namespace: str, thread: str
+    ) -> None:
+        """Async :meth:`add_messages`."""
+        await asyncio.to_thread(self.add_messages, messages, namespace=namespace, thread=thread)
+
+    def messages(
+        self, *, namespace: str, thread: str, last: int | None = None
+    ) -> list[BaseMessage]:
+        """A thread's messages, oldest first (only the newest ``last`` when given)."""
+        namespace = self._namespace(namespace)
+        thread = check_name(thread, what="thread")
+        if last is not None:
+            last = check_k(last)
+        return deserialise(self.backend.get_messages(namespace, thread, last=last))
+
+    async def amessages(
+        self, *, namespace: str, thread: str, last: int | None = None
+    ) -> list[BaseMessage]:
+        """Async :meth:`messages`."""
+        return await asyncio.to_thread(self.messages, namespace=namespace, thread=thread, last=last)
+
+    def clear_messages(self, *, namespace: str, thread: str) -> int:
+        """Delete a thread's messages (long-term records stay); returns how many."""
+        namespace = self._namespace(namespace)
+        thread = check_name(thread, what="thread")
+        return self.backend.clear_messages(namespace, thread)
+
+    async def aclear_messages(self, *, namespace: str, thread: str) -> int:
+        """Async :meth:`clear_messages`."""
+        return await asyncio.to_thread(self.clear_messages, namespace=namespace, thread=thread)
+
+    def threads(self, namespace: str) -> list[str]:
+        """Threads of ``namespace`` that hold messages, oldest first."""
+        return self.backend.threads(self._namespace(namespace))

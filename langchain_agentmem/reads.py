@@ -1,0 +1,193 @@
+"""``AgentMemory``'s long-term reads: search, get, records, namespaces and the audit log."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.embeddings import aembed_query, embed_query
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index import check_mode
+from langchain_agentmem.items import check_vector, to_record
+from langchain_agentmem.types import Decision, MemoryRecord, Vector
+from langchain_agentmem.validation import (
+    STORE_MARK,
+    StoreNamespace,
+    check_k,
+    check_namespace,
+    check_record_id,
+    check_text,
+)
+from langchain_agentmem.view import NamespaceView
+
+
+def search_args(
+    query: object, namespace: object, k: object, mode: object
+) -> tuple[str, str, int, str]:
+    """The checked query, namespace, ``k`` and mode of a search."""
+    return (
+        check_text(query, what="query"),
+        check_namespace(namespace),
+        check_k(k),
+        check_mode(mode),
+    )
+
+
+class MemoryReads(MemoryCore):
+    """Reads of long-term records and of the audit log."""
+
+    def _search(
+        self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
+    ) -> list[MemoryRecord]:
+        with self._cache.lock(namespace):
+            view = self._live_view(namespace)
+            hits = view.search(query, vector, k, mode)
+            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
+            if hits and self.policy.tracks_recalls:
+                self._note_recalls(view, [rid for rid, _ in hits])
+        return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
+
+    def _note_recalls(self, view: NamespaceView, rids: list[int]) -> None:
+        """Count a recall of each record, in the store and in the cached stats."""
+        now = time.time()
+        self.backend.touch(rids, now)
+        view.recalled(rids, now)
+
+    def search(
+        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+    ) -> list[MemoryRecord]:
+        """The ``k`` records of ``namespace`` that best match ``query``, best first.
+
+        Args:
+            query: What to look for.
+            namespace: Where to look (never crosses into another namespace).
+            k: Most records to return.
+            mode: ``"hybrid"`` (default: dense and BM25 scores fused), ``"dense"``
+                (embedding cosine similarity) or ``"lexical"`` (BM25; only records that
+                share a word with the query).
+
+        Each record's ``score`` is the cosine similarity (dense), the BM25 score (lexical)
+        or the hybrid score (higher is better). The hybrid score is absolute, in [0, 1]:
+        ``0.2 * cosine + 0.8 * BM25 / (the query's highest attainable BM25)``, lifted
+        halfway toward a better-scoring neighbour in the same thread (see
+        :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
+        every search.
+        """
+        query, namespace, k, mode = search_args(query, namespace, k, mode)
+        vector = None if mode == "lexical" else embed_query(self.embeddings, query)
+        return self._search(query, vector, namespace, k, mode)
+
+    async def asearch(
+        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+    ) -> list[MemoryRecord]:
+        """Async :meth:`search`."""
+        query, namespace, k, mode = search_args(query, namespace, k, mode)
+        vector = None if mode == "lexical" else await aembed_query(self.embeddings, query)
+        return await asyncio.to_thread(self._search, query, vector, namespace, k, mode)
+
+    def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
+        """One record of ``namespace`` by id, with its embedding.
+
+        Raises:
+            RecordNotFoundError: no such record in ``namespace`` (or it expired).
+        """
+        return to_record(self._owned(record_id, namespace))
+
+    async def aget(self, record_id: str, *, namespace: str) -> MemoryRecord:
+        """Async :meth:`get`."""
+        return await asyncio.to_thread(self.get, record_id, namespace=namespace)
+
+    def get_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
+        """The records of ``namespace`` with these ids, in the order asked (missing ones
+        left out)."""
+        if isinstance(record_ids, str) or not isinstance(record_ids, Sequence):
+            raise InvalidTypeError(
+                f"record_ids must be a list of str, got {type(record_ids).__name__}; "
+                "wrap one id in a list"
+            )
+        wanted = [check_record_id(i) for i in record_ids]
+        rows = {row.id: row for row in self.backend.get_records(self._namespace(namespace), wanted)}
+        return [to_record(rows[i]) for i in dict.fromkeys(wanted) if i in rows]
+
+    async def aget_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
+        """Async :meth:`get_many`."""
+        return await asyncio.to_thread(self.get_many, record_ids, namespace=namespace)
+
+    def admin_find_record(self, record_id: str) -> list[MemoryRecord]:
+        """Administration: the records with id ``record_id`` in every namespace.
+
+        Ids are unique per namespace, so several users may hold one id. Every other read
+        and write is scoped to one namespace; this one is not, so never hand it to code
+        that acts for a user.
+        """
+        return [to_record(row) for row in self.backend.find_records(check_record_id(record_id))]
+
+    def records(self, namespace: str) -> list[MemoryRecord]:
+        """Every record of ``namespace``, oldest first."""
+        namespace = self._namespace(namespace)
+        return [to_record(row) for row in self.backend.iter_records(namespace)]
+
+    async def arecords(self, namespace: str) -> list[MemoryRecord]:
+        """Async :meth:`records`."""
+        return await asyncio.to_thread(self.records, namespace)
+
+    def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
+        namespace = self._namespace(namespace)
+        if limit is not None:
+            limit = check_k(limit)
+        return self.backend.decisions(namespace, limit=limit)
+
+    async def adecisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
+        """Async :meth:`decisions`."""
+        return await asyncio.to_thread(self.decisions, namespace, limit=limit)
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold records or messages (a LangGraph store's are left out:
+        ``AgentMemoryStore.list_namespaces`` lists those)."""
+        return [ns for ns in self.backend.namespaces() if not ns.startswith(STORE_MARK)]
+
+    def _store_namespaces(self, head: str, *, expiring: bool = False) -> list[StoreNamespace]:
+        """The reserved namespaces starting with ``head`` (``AgentMemoryStore``'s); with
+        ``expiring``, those holding expired records instead."""
+        if not head.startswith(STORE_MARK):
+            raise InvalidInputError(f"{head!r} is not a store namespace prefix")
+        names = (
+            self.backend.expiring_namespaces(time.time()) if expiring else self.backend.namespaces()
+        )
+        return [StoreNamespace(ns) for ns in names if ns.startswith(head)]
+
+    def search_by_vector(
+        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+    ) -> list[MemoryRecord]:
+        """The ``k`` records of ``namespace`` nearest to ``embedding`` (cosine), best first.
+
+        Args:
+            embedding: A query vector from the memory's embedding model.
+            namespace: Where to look.
+            k: Most records to return.
+        """
+        namespace = self._namespace(namespace)
+        k = check_k(k)
+        vector = check_vector(embedding)
+        with self._cache.lock(namespace):
+            view = self._live_view(namespace)
+            if view.index is None:
+                return []
+            if view.index.dimensions != vector.shape[1]:
+                raise InvalidInputError(
+                    f"embedding has {vector.shape[1]} dimensions but namespace {namespace!r} "
+                    f"holds {view.index.dimensions}-dim vectors; embed with memory.embeddings"
+                )
+            view.flush()
+            hits = view.index.search(vector[0], k)
+            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
+        return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
+
+    async def asearch_by_vector(
+        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+    ) -> list[MemoryRecord]:
+        """Async :meth:`search_by_vector`."""
+        return await asyncio.to_thread(self.search_by_vector, embedding, namespace=namespace, k=k)

@@ -1,0 +1,457 @@
+"""``AgentMemory``'s long-term writes: add, put, update and delete, one by one or in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal, overload
+
+from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.embeddings import aembed_texts, embed_texts
+from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.index import tokenize
+from langchain_agentmem.items import (
+    check_expiry,
+    check_vector,
+    delete_op,
+    make_candidate,
+    make_candidates,
+    put_candidates,
+    update_args,
+    update_op,
+    upsert_op,
+    with_offered_expiry,
+    with_vectors,
+)
+from langchain_agentmem.ops import Lookup
+from langchain_agentmem.types import Candidate, MemoryOp, Vector
+from langchain_agentmem.validation import check_record_id
+from langchain_agentmem.view import NamespaceView
+
+
+class MemoryWrites(MemoryCore):
+    """Writes of long-term records: every op goes through :meth:`MemoryCore._write`."""
+
+    def _decide(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
+        ops = list(self.policy.decide(candidate, view.state(self.policy, candidate)))
+        return with_offered_expiry(ops, candidate)
+
+    def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
+        """Let the policy decide each candidate (one namespace) in one transaction."""
+        # Per-item work that needs no state, before the namespace is locked.
+        terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
+        for c in candidates:
+            self.policy.prepare(c)
+
+        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
+            return lambda view, lookup: self._decide(c, view)
+
+        return self._write(candidates[0].namespace, [decide(c) for c in candidates], terms=terms)
+
+    def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
+        return self._commit_adds([candidate])[0]
+
+    def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
+        ((applied,),) = self._write(namespace, [lambda view, lookup: [op]])
+        return applied
+
+    def add(
+        self,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        record_id: str | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[MemoryOp]:
+        """Offer an item to long-term memory; the policy decides what happens.
+
+        Args:
+            text: The text to remember.
+            namespace: The user (or agent) it belongs to.
+            thread: The conversation it came from.
+            metadata: JSON-serialisable metadata stored with it.
+            timestamp: The item's own time (default: now).
+            record_id: The id to use if it is added (default: a new UUID); ids are unique
+                within a namespace.
+            ttl: Forget the record this long after now (seconds or a ``timedelta``).
+            expires_at: Forget the record at this time (naive datetimes are UTC).
+
+        Returns:
+            The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
+        """
+        item = make_candidate(
+            self.limits,
+            text,
+            namespace,
+            thread,
+            metadata,
+            timestamp,
+            record_id,
+            check_expiry(ttl, expires_at),
+        )
+        vector = embed_texts(self.embeddings, [item.text])[0]
+        return self._commit_add(dataclasses.replace(item, embedding=vector))
+
+    async def aadd(
+        self,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        record_id: str | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[MemoryOp]:
+        """Async :meth:`add`."""
+        item = make_candidate(
+            self.limits,
+            text,
+            namespace,
+            thread,
+            metadata,
+            timestamp,
+            record_id,
+            check_expiry(ttl, expires_at),
+        )
+        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        candidate = dataclasses.replace(item, embedding=vector)
+        return await asyncio.to_thread(self._commit_add, candidate)
+
+    def _commit_update(
+        self,
+        namespace: str,
+        record_id: str,
+        text: str,
+        vector: Vector,
+        metadata: dict[str, Any] | None,
+        expires: datetime | None,
+    ) -> MemoryOp:
+        return self._commit_op(namespace, update_op(record_id, text, vector, metadata, expires))
+
+    def update(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> MemoryOp:
+        """Replace a record's text in place (re-embedded and re-indexed).
+
+        Args:
+            record_id: The record to change.
+            text: Its new text.
+            namespace: The namespace the record belongs to.
+            metadata: New metadata (``None`` keeps the current metadata).
+            ttl: New expiry, this long after now (``None`` with ``expires_at=None`` keeps
+                the record's expiry).
+            expires_at: New expiry time.
+
+        Raises:
+            RecordNotFoundError: no such record in ``namespace`` (or it expired).
+        """
+        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
+        row = self._owned(record_id, namespace)
+        vector = embed_texts(self.embeddings, [text])[0]
+        return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
+
+    async def aupdate(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> MemoryOp:
+        """Async :meth:`update`."""
+        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
+        row = await asyncio.to_thread(self._owned, record_id, namespace)
+        vector = (await aembed_texts(self.embeddings, [text]))[0]
+        return await asyncio.to_thread(
+            self._commit_update, row.namespace, row.id, text, vector, meta, expires
+        )
+
+    def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
+        """Write each candidate by id (one namespace) in one transaction: an existing id is
+        updated, a new one offered to the policy."""
+
+        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
+            def upsert(view: NamespaceView, lookup: Lookup) -> Sequence[MemoryOp]:
+                if not lookup.exists(c.id):
+                    return self._decide(c, view)
+                return [upsert_op(c)]
+
+            return upsert
+
+        return self._write(candidates[0].namespace, [decide(c) for c in candidates])
+
+    def _commit_put(self, candidate: Candidate) -> list[MemoryOp]:
+        return self._commit_puts([candidate])[0]
+
+    def put(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+        embedding: Sequence[float] | Vector | None = None,
+    ) -> list[MemoryOp]:
+        """Write a record by id, whether or not it exists: one atomic step.
+
+        An existing record of ``namespace`` is updated in place (text, metadata and expiry
+        replaced); a new id is offered to the policy like :meth:`add`. The check and the
+        write happen under the namespace's writer lock, so concurrent puts of one id never
+        fail: the last one wins, in every process.
+
+        Args:
+            record_id: The record's id in ``namespace``.
+            text: Its text.
+            namespace: The user (or agent) it belongs to.
+            thread: The conversation it came from (kept on update).
+            metadata: Its metadata (replaces the current metadata).
+            ttl: Forget it this long after now (seconds or a ``timedelta``).
+            expires_at: Forget it at this time.
+            embedding: The embedding to store instead of embedding ``text`` (a vector of
+                the memory's model, normalised here).
+
+        Returns:
+            The ops applied (UPDATE, or the policy's ops for a new id).
+        """
+        item = make_candidate(
+            self.limits,
+            text,
+            namespace,
+            thread,
+            metadata,
+            None,
+            record_id,
+            check_expiry(ttl, expires_at),
+        )
+        if embedding is None:
+            vector = embed_texts(self.embeddings, [item.text])[0]
+        else:
+            vector = check_vector(embedding)[0]
+        return self._commit_put(dataclasses.replace(item, embedding=vector))
+
+    async def aput(
+        self,
+        record_id: str,
+        text: str,
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[MemoryOp]:
+        """Async :meth:`put`."""
+        item = make_candidate(
+            self.limits,
+            text,
+            namespace,
+            thread,
+            metadata,
+            None,
+            record_id,
+            check_expiry(ttl, expires_at),
+        )
+        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        return await asyncio.to_thread(
+            self._commit_put, dataclasses.replace(item, embedding=vector)
+        )
+
+    def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
+        op = delete_op(record_id)
+
+        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+            if lookup.exists(record_id):
+                return [op]
+            if missing_ok:
+                return []
+            raise RecordNotFoundError(
+                f"no record {record_id!r} in namespace {namespace!r}; "
+                "list ids with records(namespace)"
+            )
+
+        (applied,) = self._write(namespace, [decide])
+        return applied[0] if applied else None
+
+    @overload
+    def delete(
+        self, record_id: str, *, namespace: str, missing_ok: Literal[False] = False
+    ) -> MemoryOp: ...
+
+    @overload
+    def delete(self, record_id: str, *, namespace: str, missing_ok: bool) -> MemoryOp | None: ...
+
+    def delete(
+        self, record_id: str, *, namespace: str, missing_ok: bool = False
+    ) -> MemoryOp | None:
+        """Forget a record.
+
+        The check that it exists and the delete are one atomic step.
+
+        Args:
+            record_id: The record to delete.
+            namespace: The namespace it belongs to.
+            missing_ok: Return ``None`` instead of raising when there is no such record
+                (deleting what is gone is then not an error).
+
+        Raises:
+            RecordNotFoundError: no such record in ``namespace`` and not ``missing_ok``.
+        """
+        rid = check_record_id(record_id)
+        return self._commit_delete(self._namespace(namespace), rid, bool(missing_ok))
+
+    @overload
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: Literal[False] = False
+    ) -> MemoryOp: ...
+
+    @overload
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: bool
+    ) -> MemoryOp | None: ...
+
+    async def adelete(
+        self, record_id: str, *, namespace: str, missing_ok: bool = False
+    ) -> MemoryOp | None:
+        """Async :meth:`delete`."""
+        return await asyncio.to_thread(
+            self.delete, record_id, namespace=namespace, missing_ok=missing_ok
+        )
+
+    def add_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        record_ids: Sequence[str | None] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Offer several items at once: embedded in one batch, then decided one by one.
+
+        Every item is checked before anything is embedded or stored.
+
+        Args:
+            texts: The texts to remember.
+            namespace: The user (or agent) they belong to.
+            thread: The conversation they came from.
+            metadatas: One metadata dict (or ``None``) per text.
+            record_ids: One id (or ``None`` for a new UUID) per text.
+            ttl: Forget each record this long after now (seconds or a ``timedelta``).
+            expires_at: Forget the records at this time.
+
+        Returns:
+            The ops applied for each text, in order.
+        """
+        expires = check_expiry(ttl, expires_at)
+        items = make_candidates(
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+        )
+        if not items:
+            return []
+        vectors = embed_texts(self.embeddings, [item.text for item in items])
+        return self._commit_adds(with_vectors(items, vectors))
+
+    async def aadd_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        thread: str | None = None,
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        record_ids: Sequence[str | None] | None = None,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Async :meth:`add_many`."""
+        expires = check_expiry(ttl, expires_at)
+        items = make_candidates(
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+        )
+        if not items:
+            return []
+        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
+        return await asyncio.to_thread(self._commit_adds, with_vectors(items, vectors))
+
+    def put_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        record_ids: Sequence[str],
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        thread: str | None = None,
+    ) -> list[list[MemoryOp]]:
+        """:meth:`put` for several records: embedded in one batch, each written atomically.
+
+        Returns:
+            The ops applied for each text, in order.
+        """
+        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = embed_texts(self.embeddings, [item.text for item in items])
+        return self._commit_puts(with_vectors(items, vectors))
+
+    async def aput_many(
+        self,
+        texts: Sequence[str],
+        *,
+        namespace: str,
+        record_ids: Sequence[str],
+        metadatas: Sequence[dict[str, Any] | None] | None = None,
+        thread: str | None = None,
+    ) -> list[list[MemoryOp]]:
+        """Async :meth:`put_many`."""
+        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
+        return await asyncio.to_thread(self._commit_puts, with_vectors(items, vectors))
+
+    def set_expiry(
+        self,
+        record_ids: Sequence[str],
+        *,
+        namespace: str,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> None:
+        """Move the expiry of live records of ``namespace`` (a TTL refreshed on read).
+
+        Both ``None`` clears their expiry. Not a memory op: text and audit log are untouched.
+        """
+        ns = self._namespace(namespace)
+        ids = [check_record_id(i) for i in record_ids]
+        expires = check_expiry(ttl, expires_at)
+        at = None if expires is None else expires.timestamp()
+        with self._cache.lock(ns):
+            self.backend.set_expiry(ns, ids, at)
+            view = self._cache.peek(ns)
+            if view is not None:
+                for rid in [view.rid_of[i] for i in ids if i in view.rid_of]:
+                    view.rows[rid] = dataclasses.replace(view.rows[rid], expires_at=at)
+                if at is not None and (view.next_expiry is None or at < view.next_expiry):
+                    view.next_expiry = at
