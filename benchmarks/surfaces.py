@@ -100,7 +100,7 @@ def main() -> int:
         ns = user("graph")
 
         def chat(state: RecallState) -> dict[str, Any]:
-            system = memories_message(state.get("memories"))
+            system = memories_message(state.get("memories"), memory)
             return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
 
         builder = StateGraph(RecallState)

@@ -19,9 +19,12 @@ from langchain_agentmem.integrations.chat_history import (
 from langchain_agentmem.integrations.classic import AgentMemoryRecall
 from langchain_agentmem.integrations.graph import (
     RecallState,
+    amemories_message,
+    arecalled_memories,
     memories_message,
     policy_node,
     recall_node,
+    recalled_memories,
     trim_removals,
     user_thread_id,
 )
@@ -63,12 +66,15 @@ __all__ = [
     "UnknownPolicyError",
     "UnknownStoreError",
     "WindowChatMessageHistory",
+    "amemories_message",
+    "arecalled_memories",
     "available_policies",
     "format_memories",
     "memories_message",
     "memory_tools",
     "policy_node",
     "recall_node",
+    "recalled_memories",
     "trim_removals",
     "user_thread_id",
 ]

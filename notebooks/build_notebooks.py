@@ -380,8 +380,11 @@ NB2: list[Cell] = [
 
 A LangGraph graph with two memory nodes:
 
-- `recall_node` puts the memories relevant to the newest human message into the state;
-  `memories_message` turns them into a system message for the model;
+- `recall_node` puts references to the memories relevant to the newest human message
+  into the state (record ids and scores, never the text: the state is checkpointed, and a
+  checkpoint must not keep a copy of a memory the user later deletes);
+  `memories_message` reads their texts from the memory and turns them into a system
+  message for the model;
 - `policy_node` offers each turn to long-term memory through the policy (every decision is
   logged with its reason) and trims the thread's short-term state to a window.
 
@@ -417,7 +420,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 
-from langchain_agentmem import AgentMemory, RecallState, memories_message, policy_node, recall_node
+from langchain_agentmem import (
+    AgentMemory,
+    RecallState,
+    memories_message,
+    policy_node,
+    recall_node,
+    recalled_memories,
+)
 
 STORE = f"sqlite:///{WORKDIR / 'memory.db'}"
 CHECKPOINTS = WORKDIR / "checkpoints.db"
@@ -427,7 +437,7 @@ def build_agent(memory, checkpointer, llm):
     """recall -> chat -> remember, checkpointed."""
 
     def chat(state: RecallState, config):
-        recalled = memories_message(state.get("memories"))
+        recalled = memories_message(state.get("memories"), memory)
         prompt = [SystemMessage("You are a friendly assistant."), *([recalled] if recalled else [])]
         return {"messages": [llm.invoke([*prompt, *state["messages"]], config)]}
 
@@ -446,8 +456,8 @@ def ask(agent, user, thread, text):
     config = {"configurable": {"user_id": user, "thread_id": thread}}
     out = agent.invoke({"messages": [HumanMessage(text)]}, config)
     print(f"[{user} / {thread}] Human: {text}")
-    for m in out["memories"]:
-        print(f"    recalled ({m['score']:.2f}, from {m['thread']}): {m['text']}")
+    for record in recalled_memories(out["memories"], memory, config=config):
+        print(f"    recalled ({record.score:.2f}, from {record.thread}): {record.text}")
     print(f"[{user} / {thread}] AI:    {out['messages'][-1].text}")
     return out
 
@@ -468,6 +478,19 @@ ask(agent, "maya", "monday", "I'm training for a half marathon in October.");
     code(
         """
 ask(agent, "maya", "tuesday", "Can you suggest a dinner for tonight?");
+"""
+    ),
+    md(
+        """
+Tuesday's checkpoint keeps only references to what was recalled (record ids and scores),
+never the texts: `memories_message` reads them from the memory when the prompt is built, so
+a memory Maya deletes is not told again from a saved state.
+"""
+    ),
+    code(
+        """
+tuesday = agent.get_state({"configurable": {"user_id": "maya", "thread_id": "tuesday"}})
+print("tuesday's checkpoint, recalled:", tuesday.values["memories"])
 """
     ),
     md("Another user's namespace is a hard partition: Leo recalls nothing of Maya."),

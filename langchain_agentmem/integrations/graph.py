@@ -6,7 +6,9 @@ identity (``langgraph_auth_user_id``), and the conversation from LangGraph's
 ``thread_id``, so one compiled graph serves every user; what one thread of a user was
 told, the user's other threads recall, and no other user ever sees it. The nodes work with
 any checkpointer (``InMemorySaver``, ``SqliteSaver``, ``PostgresSaver``), sync (``invoke`` /
-``stream``) and async.
+``stream``) and async. The recall node keeps only record ids in the graph state, never a
+memory's text, so checkpoints hold no copy of what the user later deletes;
+:func:`memories_message` reads the texts from the memory when the prompt is built.
 
 Usage:
     .. code-block:: python
@@ -21,7 +23,7 @@ Usage:
         memory = AgentMemory("sqlite:///memory.db")
 
         def chat(state: RecallState) -> dict:
-            system = memories_message(state["memories"])
+            system = memories_message(state["memories"], memory)  # texts read by id, now
             return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
 
         builder = StateGraph(RecallState)
@@ -52,6 +54,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.config import get_config
 from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
@@ -63,12 +66,17 @@ from langchain_agentmem.integrations.chat_history import (
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
+    MemoryItem,
     arecall,
+    as_records,
     check_formatter,
+    check_memory_items,
     format_memories,
+    item_id,
+    memory_ref,
     recall,
-    record_as_state,
     render,
+    resolve_items,
     shown_texts,
 )
 from langchain_agentmem.memory import AgentMemory
@@ -87,9 +95,10 @@ class RecallState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     """The conversation (LangGraph's message reducer)."""
     memories: list[dict[str, Any]]
-    """Memories recalled for the latest human message: ``id``, ``text``, ``score``,
-    ``thread``, ``created_at`` and, when known, ``role`` / ``speaker`` / ``source`` (plain
-    JSON, so every checkpointer can store it)."""
+    """References to the memories recalled for the latest human message: ``{"id",
+    "score"}`` each, never their text (the state is checkpointed; a checkpoint must not
+    keep a copy of a memory that is later forgotten). :func:`memories_message` reads the
+    texts from the memory when the prompt is built."""
     remembered: list[str]
     """Ids of the messages of the latest turn already offered to long-term memory."""
 
@@ -242,27 +251,178 @@ def turn_items(
     return out
 
 
-def records_as_state(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
-    """Recalled records as plain JSON for the graph state."""
-    return [record_as_state(r) for r in records]
+def memory_refs(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
+    """Recalled records as the graph state keeps them: ids and scores, no text."""
+    return [memory_ref(r) for r in records]
+
+
+def _run_namespace(
+    config: Mapping[str, Any] | None, namespace: str | None, user_key: str, what: str
+) -> str:
+    """The namespace the memories are read from: ``namespace``, else the run's user."""
+    if namespace is not None:
+        if config is not None:
+            raise InvalidInputError(
+                f"{what} got both config= and namespace={namespace!r}; pass one (the run's "
+                "config names the user)"
+            )
+        return check_namespace(namespace)
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:  # called outside a graph run
+            raise InvalidInputError(
+                f"{what} reads the memories from the memory and needs to know whose they "
+                "are: call it inside a graph node, or pass config= (the run's config) or "
+                "namespace="
+            ) from None
+    return user_namespace(config, _check_key(user_key, "user_key"))
+
+
+def _plan(
+    memories: object,
+    memory: AgentMemory | None,
+    config: Mapping[str, Any] | None,
+    namespace: str | None,
+    user_key: str,
+    what: str,
+) -> tuple[list[MemoryItem], str | None, list[str]]:
+    """The items, the namespace to read them from, and the ids to read (checked)."""
+    items = check_memory_items(memories)
+    if memory is None:
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and not isinstance(item.get("text"), str):
+                raise InvalidInputError(
+                    f"memories[{i}] is a reference without text (recall_node keeps only "
+                    "record ids in the graph state, never the text); pass the memory to "
+                    f"read it from: {what}(state['memories'], memory)"
+                )
+        return items, None, []
+    check_memory(memory)
+    ids = list(dict.fromkeys(rid for rid in map(item_id, items) if rid is not None))
+    if not ids:
+        return items, None, []
+    return items, _run_namespace(config, namespace, user_key, what), ids
+
+
+def recalled_memories(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory,
+    *,
+    config: Mapping[str, Any] | None = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+) -> list[MemoryRecord]:
+    """The records ``state["memories"]`` refers to, as the memory holds them now.
+
+    :func:`recall_node` keeps only record ids and scores in the graph state (state is
+    checkpointed, and a checkpoint must not keep a copy of a memory that is later
+    forgotten); this reads the texts by id, in the recalled order, with their scores. A
+    record deleted since it was recalled is left out. Dicts without an ``id`` that
+    carry a ``text`` are taken as they are.
+
+    Args:
+        memories: ``state["memories"]`` as filled by :func:`recall_node` (references,
+            records, or dicts with ``text``).
+        memory: The store the recall node searched.
+        config: The run's config; default: the config of the graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config.
+        user_key: The ``configurable`` key that names the user (as given to
+            :func:`recall_node`).
+
+    Raises:
+        InvalidTypeError: ``memories`` is not a list of references or records, or
+            ``memory`` is not an ``AgentMemory``.
+        InvalidInputError: the user cannot be told (outside a graph run without
+            ``config`` or ``namespace``; no user id in the config).
+    """
+    what = "recalled_memories"
+    items, ns, ids = _plan(memories, check_memory(memory), config, namespace, user_key, what)
+    found = memory.get_many(ids, namespace=ns) if ns is not None else []
+    return resolve_items(items, found)
+
+
+async def arecalled_memories(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory,
+    *,
+    config: Mapping[str, Any] | None = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+) -> list[MemoryRecord]:
+    """Async :func:`recalled_memories`."""
+    what = "arecalled_memories"
+    items, ns, ids = _plan(memories, check_memory(memory), config, namespace, user_key, what)
+    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
+    return resolve_items(items, found)
+
+
+def _message(
+    records: Sequence[MemoryRecord], formatter: MemoryFormatter | None, header: str | None
+) -> SystemMessage | None:
+    text = render(records, formatter, header=header) if records else ""
+    return SystemMessage(content=text) if text else None
 
 
 def memories_message(
     memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory | None = None,
     *,
+    config: Mapping[str, Any] | None = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
     header: str | None = DEFAULT_HEADER,
     formatter: MemoryFormatter | None = None,
 ) -> SystemMessage | None:
     """A system message holding the recalled memories, fenced, or ``None`` when none.
 
+    In a graph node, ``memories_message(state["memories"], memory)``: the state holds
+    only record ids (see :func:`recall_node`), so the texts are read from ``memory`` now,
+    for the user of the run (its config); a memory deleted since it was recalled is not
+    told. Without ``memory``, only records or dicts that carry their ``text`` can be told.
+
     Args:
         memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
+        memory: The store the recall node searched.
+        config: The run's config; default: the config of the graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config.
+        user_key: The ``configurable`` key that names the user (as given to
+            :func:`recall_node`).
         header: The line written inside the block before the memories.
         formatter: Replaces :func:`format_memories` (a function of a list of
             ``MemoryRecord`` returning a str).
+
+    Raises:
+        InvalidInputError: references without ``memory``; or the user cannot be told
+            (outside a graph run without ``config`` or ``namespace``, or no user id in the
+            config).
+        InvalidTypeError: ``memories`` is not a list of references or records.
     """
-    text = render(memories or [], check_formatter(formatter), header=header)
-    return SystemMessage(content=text) if text else None
+    formatter = check_formatter(formatter)
+    items, ns, ids = _plan(memories, memory, config, namespace, user_key, "memories_message")
+    if memory is None:
+        return _message(as_records(items), formatter, header)
+    found = memory.get_many(ids, namespace=ns) if ns is not None else []
+    return _message(resolve_items(items, found), formatter, header)
+
+
+async def amemories_message(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+    header: str | None = DEFAULT_HEADER,
+    formatter: MemoryFormatter | None = None,
+) -> SystemMessage | None:
+    """Async :func:`memories_message` (reads the texts without blocking the event loop)."""
+    formatter = check_formatter(formatter)
+    items, ns, ids = _plan(memories, memory, config, namespace, user_key, "amemories_message")
+    if memory is None:
+        return _message(as_records(items), formatter, header)
+    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
+    return _message(resolve_items(items, found), formatter, header)
 
 
 def _check_key(value: object, what: str) -> str:
@@ -282,10 +442,13 @@ def recall_node(
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A node that recalls the memories relevant to the latest human message.
 
-    It writes ``{output_key: [{"id", "text", "score", "thread", "created_at", "role"},
-    ...]}`` into the state (an empty list when the latest human message has no text, or
-    there is none); turn them into a prompt with :func:`memories_message`. Records whose
-    text is already one of the state's messages are not recalled again.
+    It writes ``{output_key: [{"id": ..., "score": ...}, ...]}`` into the state, best
+    first (an empty list when the latest human message has no text, or there is none):
+    record ids, never the memories' text, so the graph's checkpoints hold no copy of a
+    memory that is later deleted. Turn them into a prompt with
+    ``memories_message(state[output_key], memory)``, which reads the texts by id when the
+    prompt is built (:func:`recalled_memories` gives the records). Records whose text is
+    already one of the state's messages are not recalled again.
 
     Args:
         memory: The store.
@@ -318,7 +481,7 @@ def recall_node(
         found = recall(
             memory, query, namespace=namespace, k=k, mode=mode, min_score=min_score, shown=shown
         )
-        return {output_key: records_as_state(found)}
+        return {output_key: memory_refs(found)}
 
     async def arun(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, query, shown = _query(state, config)
@@ -327,7 +490,7 @@ def recall_node(
         found = await arecall(
             memory, query, namespace=namespace, k=k, mode=mode, min_score=min_score, shown=shown
         )
-        return {output_key: records_as_state(found)}
+        return {output_key: memory_refs(found)}
 
     return RunnableLambda(run, afunc=arun, name="recall")
 
@@ -495,10 +658,13 @@ def policy_node(
 __all__ = [
     "DEFAULT_HEADER",
     "RecallState",
+    "amemories_message",
+    "arecalled_memories",
     "format_memories",
     "memories_message",
     "policy_node",
     "recall_node",
+    "recalled_memories",
     "trim_removals",
     "user_thread_id",
 ]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -110,7 +111,7 @@ def format_memories(
     """The default formatter: one fenced block of dated, attributed, quoted memories.
 
     Args:
-        memories: Records (or their graph-state dicts), best first.
+        memories: Records (or dicts that carry their ``text``), best first.
         header: The line written inside the block before the memories (``None`` or
             ``""``: none).
 
@@ -176,19 +177,97 @@ def render(
 
 
 # -- records in graph state --------------------------------------------------------------------
-def record_as_state(record: MemoryRecord) -> dict[str, Any]:
-    """A recalled record as plain JSON for a graph state (what formatters need of it)."""
-    out: dict[str, Any] = {
-        "id": record.id,
-        "text": record.text,
-        "score": record.score,
-        "thread": record.thread,
-        "created_at": None if record.created_at is None else record.created_at.isoformat(),
-    }
-    for key in ("role", "speaker", "source"):
-        value = record.metadata.get(key)
-        if isinstance(value, str):
-            out[key] = value
+def memory_ref(record: MemoryRecord) -> dict[str, Any]:
+    """A recalled record as a graph state keeps it: its id and score, never its text.
+
+    Graph state is checkpointed; a copy of the text there would outlive the record's
+    deletion. The text is read from the memory by id when the prompt is built.
+    """
+    return {"id": record.id, "score": record.score}
+
+
+MemoryItem = MemoryRecord | Mapping[str, Any]
+"""What a prompt can be built from: records, references (``{"id", "score"}``) or
+graph-state dicts that carry their ``text``."""
+
+
+def check_memory_items(memories: object) -> list[MemoryItem]:
+    """``memories`` as a list of records and mappings, else a clear error.
+
+    ``None`` is an empty list. A mapping needs a str ``id`` (a reference) or a str ``text``.
+
+    Raises:
+        InvalidTypeError: not a list, or an item that is neither a record nor a mapping,
+            or an id that is not a str.
+        InvalidInputError: a mapping with neither an id nor a text.
+    """
+    if memories is None:
+        return []
+    if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
+        raise InvalidTypeError(
+            f"memories must be a list of references ({{'id': ..., 'score': ...}}, as "
+            f"recall_node writes them) or MemoryRecord, got {type(memories).__name__}; pass "
+            "state['memories']"
+        )
+    out: list[MemoryItem] = []
+    for i, item in enumerate(memories):
+        if isinstance(item, MemoryRecord):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise InvalidTypeError(
+                f"memories[{i}] must be a reference dict or a MemoryRecord, got "
+                f"{type(item).__name__}"
+            )
+        rid = item.get("id")
+        if rid is not None and not isinstance(rid, str):
+            raise InvalidTypeError(
+                f"memories[{i}]['id'] must be a record id (str), got {type(rid).__name__}"
+            )
+        if not rid and not isinstance(item.get("text"), str):
+            raise InvalidInputError(
+                f"memories[{i}] has neither an 'id' nor a 'text' (keys: "
+                f"{sorted(map(str, item))}); pass the references recall_node wrote"
+            )
+        out.append(item)
+    return out
+
+
+def item_id(item: MemoryItem) -> str | None:
+    """The record id of a memory item (``None`` when it names none)."""
+    rid = item.id if isinstance(item, MemoryRecord) else item.get("id")
+    return rid if isinstance(rid, str) and rid else None
+
+
+def item_score(item: MemoryItem) -> float | None:
+    """The recall score a memory item carries, if any."""
+    score = item.score if isinstance(item, MemoryRecord) else item.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return None
+    return float(score)
+
+
+def resolve_items(items: Sequence[MemoryItem], found: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """``items`` as the memory holds them now, in their order.
+
+    An item with an id becomes the record ``found`` holds under that id (with the
+    item's score), or is left out when there is none (forgotten since it was recalled);
+    an id listed twice is told once. An item without an id is a text given by the caller,
+    kept as it is.
+    """
+    by_id = {r.id: r for r in found}
+    out: list[MemoryRecord] = []
+    seen: set[str] = set()
+    for item in items:
+        rid = item_id(item)
+        if rid is None:
+            out.extend(as_records([item]))
+            continue
+        record = by_id.get(rid)
+        if record is None or rid in seen:
+            continue
+        seen.add(rid)
+        out.append(replace(record, score=item_score(item), embedding=None))
     return out
 
 
@@ -222,7 +301,7 @@ def _record_from_state(item: Mapping[str, Any]) -> MemoryRecord | None:
 
 
 def as_records(memories: Iterable[MemoryRecord | Mapping[str, Any]]) -> list[MemoryRecord]:
-    """Records, or graph-state dicts turned back into records (others are skipped)."""
+    """Records, or dicts that carry a ``text`` turned into records (others are skipped)."""
     out = []
     for m in memories:
         if isinstance(m, MemoryRecord):
@@ -308,8 +387,9 @@ __all__ = [
     "MemoryFormatter",
     "as_records",
     "format_memories",
+    "memory_ref",
     "recall",
-    "record_as_state",
     "render",
+    "resolve_items",
     "speaker",
 ]

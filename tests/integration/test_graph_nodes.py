@@ -25,9 +25,12 @@ from langchain_agentmem import (
     InvalidTypeError,
     OpKind,
     RecallState,
+    amemories_message,
+    arecalled_memories,
     memories_message,
     policy_node,
     recall_node,
+    recalled_memories,
     trim_removals,
 )
 from tests.fakes import RecordingChatModel
@@ -42,15 +45,16 @@ def build(
     memory: AgentMemory,
     llm: RecordingChatModel,
     checkpointer: BaseCheckpointSaver[Any] | None,
+    interrupt_before: list[str] | None = None,
     **policy: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     def chat(state: RecallState) -> dict[str, Any]:
-        system = memories_message(state.get("memories"))
+        system = memories_message(state.get("memories"), memory)
         prompt = [system, *state["messages"]] if system else state["messages"]
         return {"messages": [llm.invoke(prompt)]}
 
     async def achat(state: RecallState) -> dict[str, Any]:
-        system = memories_message(state.get("memories"))
+        system = await amemories_message(state.get("memories"), memory)
         prompt = [system, *state["messages"]] if system else state["messages"]
         return {"messages": [await llm.ainvoke(prompt)]}
 
@@ -61,7 +65,7 @@ def build(
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "chat")
     builder.add_edge("chat", "remember")
-    return builder.compile(checkpointer=checkpointer)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
 
 
 def check_recall_across_threads(
@@ -106,7 +110,11 @@ def test_recall_across_threads_not_users(
     graph.invoke({"messages": [HumanMessage("My cat is called Miso.")]}, cfg("alice", "t1"))
     out = graph.invoke({"messages": [HumanMessage("What is my cat's name?")]}, cfg("alice", "t2"))
     check_recall_across_threads(memory, llm, graph)
-    assert out["memories"][0]["text"] == "My cat is called Miso."
+    # The state holds a reference; the text is read from memory by id.
+    assert set(out["memories"][0]) == {"id", "score"}
+    recalled = recalled_memories(out["memories"], memory, config=cfg("alice", "t2"))
+    assert recalled[0].text == "My cat is called Miso."
+    assert recalled[0].score == out["memories"][0]["score"]
     # The new thread's checkpoint holds only its own messages: recall came from memory.
     assert out["messages"][0].text == "What is my cat's name?"
 
@@ -192,6 +200,154 @@ def test_recall_with_postgres_saver(pg_url: str, embeddings: Any, llm: Recording
     finally:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+# -- the graph state keeps record ids, never memory text -------------------------------------
+CAT = "My cat is called Miso."
+HOME = "I live in Lyon."
+
+
+def saved_thread(saver: BaseCheckpointSaver[Any], thread: str) -> str:
+    """All a checkpointer holds for ``thread``: every checkpoint, its metadata and pending
+    writes, read back; for a SQLite saver the raw rows too."""
+    parts = []
+    for saved in saver.list({"configurable": {"thread_id": thread}}):
+        parts += [repr(saved.checkpoint), repr(saved.metadata), repr(saved.pending_writes)]
+    if isinstance(saver, SqliteSaver):
+        rows = saver.conn.execute(
+            "SELECT checkpoint, metadata FROM checkpoints WHERE thread_id = ? "
+            "UNION ALL SELECT value, NULL FROM writes WHERE thread_id = ?",
+            (thread, thread),
+        ).fetchall()
+        assert rows
+        blobs = [v for row in rows for v in row if v is not None]
+        parts += [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in blobs]
+    return "\n".join(parts)
+
+
+def test_checkpoints_hold_no_memory_text(
+    memory: AgentMemory, saver: BaseCheckpointSaver[Any]
+) -> None:
+    llm = RecordingChatModel.replying("Noted.", "I remember.")
+    graph = build(memory, llm, saver)
+    graph.invoke({"messages": [HumanMessage(CAT)]}, cfg("alice", "t1"))
+    out = graph.invoke({"messages": [HumanMessage("What is my cat's name?")]}, cfg("alice", "t2"))
+    assert CAT in llm.prompt_text(-1)  # recalled and told to the model
+    (ref,) = out["memories"]
+    assert set(ref) == {"id", "score"}
+    saved = saved_thread(saver, "t2")
+    assert ref["id"] in saved  # the scan reads the state's memories...
+    assert "Miso" not in saved  # ...which hold no text
+    assert "Miso" in saved_thread(saver, "t1")  # the scan finds text that is there
+
+
+@pytest.mark.parametrize("forget", ["delete", "delete_namespace"])
+def test_a_forgotten_memory_is_not_told_from_a_saved_state(
+    memory: AgentMemory, tmp_path: Path, forget: str
+) -> None:
+    memory.add(CAT, namespace="alice", thread="t1", metadata={"role": "human"})
+    memory.add(HOME, namespace="alice", thread="t1", metadata={"role": "human"})
+    (cat,) = [r for r in memory.records("alice") if r.text == CAT]
+    llm = RecordingChatModel.replying("Noted.")
+    question = "What is my cat called, and where do I live?"
+    for saver in sqlite_saver(tmp_path):
+        graph = build(memory, llm, saver, interrupt_before=["chat"])
+        graph.invoke({"messages": [HumanMessage(question)]}, cfg("alice", "t2"))
+        saved = graph.get_state(cfg("alice", "t2"))
+        assert saved.next == ("chat",)  # stopped, the recall checkpointed
+        refs = saved.values["memories"]
+        assert cat.id in [r["id"] for r in refs]
+        before = memories_message(refs, memory, config=cfg("alice", "t2"))
+        assert before is not None and CAT in before.text and HOME in before.text
+        if forget == "delete":
+            memory.delete(cat.id, namespace="alice")
+        else:
+            memory.delete_namespace("alice")
+        graph.invoke(None, cfg("alice", "t2"))  # the prompt step runs from the saved state
+        prompt = llm.prompt_text(-1)
+        assert question in prompt
+        assert "Miso" not in prompt
+        after = memories_message(refs, memory, config=cfg("alice", "t2"))
+        if forget == "delete":
+            assert after is not None and "Miso" not in after.text and HOME in after.text
+            assert '] user: "I live in Lyon."' in prompt  # the kept one is still told
+        else:
+            assert after is None
+            assert "<recalled_memories>" not in prompt
+
+
+async def test_async_reads_skip_forgotten_memories(memory: AgentMemory) -> None:
+    memory.add(CAT, namespace="alice", metadata={"role": "human"})
+    refs = (
+        await recall_node(memory).ainvoke(
+            {"messages": [HumanMessage("my cat?")]}, cfg("alice", "t")
+        )
+    )["memories"]
+    message = await amemories_message(refs, memory, config=cfg("alice", "t"))
+    assert message is not None and CAT in message.text
+    (record,) = await arecalled_memories(refs, memory, namespace="alice")
+    assert record.text == CAT and record.score == refs[0]["score"]
+    await memory.adelete(record.id, namespace="alice")
+    assert await amemories_message(refs, memory, config=cfg("alice", "t")) is None
+    assert await arecalled_memories(refs, memory, namespace="alice") == []
+
+
+def test_references_are_read_in_the_runs_namespace(memory: AgentMemory) -> None:
+    memory.add("Bob's locker code is 9131.", namespace="bob", metadata={"role": "human"})
+    (record,) = memory.records("bob")
+    refs = [{"id": record.id, "score": 1.0}]  # say, written into alice's state by hand
+    assert memories_message(refs, memory, config=cfg("alice", "t")) is None
+    told = memories_message(refs, memory, config=cfg("bob", "t"))
+    assert told is not None and "9131" in told.text
+
+
+def test_records_and_texts_are_still_told(memory: AgentMemory) -> None:
+    memory.add(CAT, namespace="alice", metadata={"role": "human"})
+    (record,) = memory.records("alice")
+    assert record.created_at is not None
+    day = record.created_at.date().isoformat()
+    # A state written by an earlier version: dicts with the text.
+    old = {"id": record.id, "text": CAT, "score": 0.9, "created_at": day, "role": "human"}
+    line = f'- [{day}] user: "{CAT}"'
+    for given in ([old], [record]):
+        told = memories_message(given)  # without the memory: told as given
+        assert told is not None and line in told.text.split("\n")
+        told = memories_message(given, memory, namespace="alice")  # with it: read by id
+        assert told is not None and line in told.text.split("\n")
+    # A text without an id is the caller's own: told as it is, with the memory or not.
+    note = memories_message([{"text": "A note."}], memory, namespace="alice")
+    assert note is not None and '] unattributed: "A note."' in note.text
+    memory.delete(record.id, namespace="alice")
+    assert memories_message([old], memory, namespace="alice") is None
+    assert memories_message([record], memory, namespace="alice") is None
+
+
+def test_memories_message_bad_input(memory: AgentMemory) -> None:
+    refs = [{"id": "r1", "score": 0.5}]
+    with pytest.raises(InvalidInputError, match=r"pass the memory.*memories_message\("):
+        memories_message(refs)
+    with pytest.raises(InvalidInputError, match="inside a graph node"):
+        memories_message(refs, memory)
+    with pytest.raises(InvalidInputError, match="user_id"):
+        memories_message(refs, memory, config={"configurable": {"thread_id": "t"}})
+    with pytest.raises(InvalidInputError, match="pass one"):
+        memories_message(refs, memory, config=cfg("alice", "t"), namespace="alice")
+    with pytest.raises(InvalidTypeError, match="got str"):
+        memories_message(CAT, memory)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match=r"memories\[1\] .* got int"):
+        memories_message([refs[0], 3], memory, namespace="alice")  # type: ignore[list-item]
+    with pytest.raises(InvalidTypeError, match=r"memories\[0\]\['id'\].* got int"):
+        memories_message([{"id": 7}], memory, namespace="alice")
+    with pytest.raises(InvalidInputError, match="neither an 'id' nor a 'text'"):
+        memories_message([{"score": 1.0}], memory, namespace="alice")
+    with pytest.raises(InvalidTypeError, match="AgentMemory"):
+        memories_message(refs, "sqlite:///x.db")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTypeError, match="AgentMemory"):
+        recalled_memories(refs, None)  # type: ignore[arg-type]
+    # Nothing recalled: nothing to read, no user needed.
+    assert memories_message([], memory) is None
+    assert memories_message(None, memory) is None
+    assert recalled_memories([], memory) == []
 
 
 # -- trimming --------------------------------------------------------------------------------
@@ -284,7 +440,9 @@ def test_custom_user_key(memory: AgentMemory) -> None:
     found = recall_node(memory, user_key="tenant").invoke(
         {"messages": [HumanMessage("fact?")]}, {"configurable": {"tenant": "acme"}}
     )
-    assert found["memories"][0]["text"] == "Tenant fact."
+    config = {"configurable": {"tenant": "acme"}}
+    recalled = recalled_memories(found["memories"], memory, config=config, user_key="tenant")
+    assert [r.text for r in recalled] == ["Tenant fact."]
 
 
 def test_state_without_messages(memory: AgentMemory) -> None:
@@ -329,7 +487,7 @@ def test_messages_state_works_too(memory: AgentMemory) -> None:
     recall = recall_node(memory)
 
     def chat(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
-        system = memories_message(recall.invoke(state, config)["memories"])
+        system = memories_message(recall.invoke(state, config)["memories"], memory)
         return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
 
     builder = StateGraph(MessagesState)

@@ -210,6 +210,10 @@ def test_langgraph_agent_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "scripted fake model: no model configured" in text
     tuesday = text.split("[maya / tuesday] Human:")[1].split("[maya / tuesday] AI:")[0]
     assert "recalled" in tuesday and "vegetarian" in tuesday
+    # Its checkpoint holds references to what was recalled, not the texts.
+    refs = line_with(text, "tuesday's checkpoint, recalled:")
+    assert "'id': " in refs and "'score': " in refs
+    assert "vegetarian" not in refs and "Porto" not in refs
     assert "memories recalled for leo: 0" in text
     # After closing and reopening both files, a new thread recalls the user ...
     wednesday = text.split("[maya / wednesday] Human:")[1].split("[maya / wednesday] AI:")[0]

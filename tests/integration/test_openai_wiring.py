@@ -87,7 +87,7 @@ def test_conversation_chain(
 # -- a LangGraph graph with the nodes --------------------------------------------------------
 def memory_graph(memory: AgentMemory, llm: ChatOpenAI, roles: tuple[str, ...] = ("human",)) -> Any:
     def chat(state: RecallState) -> dict[str, Any]:
-        system = memories_message(state.get("memories"))
+        system = memories_message(state.get("memories"), memory)
         return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
 
     builder = StateGraph(RecallState)

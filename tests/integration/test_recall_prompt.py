@@ -70,7 +70,7 @@ def via_graph(
     formatter = options.pop("formatter", None)
 
     def chat(state: RecallState) -> dict[str, Any]:
-        system = memories_message(state.get("memories"), formatter=formatter)
+        system = memories_message(state.get("memories"), memory, formatter=formatter)
         return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
 
     builder = StateGraph(RecallState)
