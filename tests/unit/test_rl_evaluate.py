@@ -8,6 +8,7 @@ import pytest
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies import make_policy
 from langchain_agentmem.rl.budget import capacity_for
+from langchain_agentmem.rl.data import Conversation, Question, Turn
 from langchain_agentmem.rl.evaluate import (
     evaluate,
     heuristic_factories,
@@ -15,6 +16,7 @@ from langchain_agentmem.rl.evaluate import (
     per_question,
     replay,
 )
+from langchain_agentmem.rl.retrieval import hybrid_orders
 from tests.unit.test_rl_env import toy_conversation
 
 
@@ -59,10 +61,51 @@ def test_table_has_every_policy_budget_and_the_oracle_on_top() -> None:
             assert "recall@10/cat1" in rows[name]
 
 
+def _keyword_or_meaning(n: int = 20, n_questions: int = 8, meant: int = 3) -> Conversation:
+    """Each question points (by embedding) at one turn and names (by word) another.
+
+    The first ``meant`` questions have the turn they point at as evidence, the rest the
+    turn they name: cosine search finds the first ones, BM25-weighted hybrid the rest.
+    """
+    rng = np.random.default_rng(7)
+    turns = [Turn(f"D{i + 1}:1", "A", f"A: tok{i}", i + 1, False, 86_400.0 * i) for i in range(n)]
+    vec = rng.normal(size=(n, 64)).astype(np.float32)
+    vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+    questions, qvec = [], []
+    for j in range(n_questions):
+        pointed, named = 2 * j, 2 * j + 1
+        evidence = pointed if j < meant else named
+        questions.append(Question(f"tok{named}", 1, (evidence,)))
+        q = vec[pointed] + 0.1 * rng.normal(size=64).astype(np.float32)
+        qvec.append(q / np.linalg.norm(q))
+    return Conversation("keyword-or-meaning", turns, questions, vec, np.stack(qvec))
+
+
+def test_dense_is_cosine_only_and_hybrid_is_the_shipped_search() -> None:
+    conv = _keyword_or_meaning()
+    kept = np.arange(len(conv.turns))
+    dense = per_question(conv, kept, k=1, retrieval="dense")
+    hybrid = per_question(conv, kept, k=1, retrieval="hybrid")
+    assert [r[1] for r in dense] == [1.0] * 3 + [0.0] * 5
+    assert [r[1] for r in hybrid] == [0.0] * 3 + [1.0] * 5
+    # Each equals its ranking computed on its own: cosine alone, and the search
+    # AgentMemory runs (hybrid_orders; checked against AgentMemory.search elsewhere).
+    sims = conv.question_vectors @ conv.turn_vectors.T
+    cosine_top = np.argmax(sims, axis=1).tolist()
+    searched = hybrid_orders(conv, kept, 1)
+    for qi, q in enumerate(conv.questions):
+        assert dense[qi][1] == float(cosine_top[qi] in q.evidence)
+        assert hybrid[qi][1] == float(searched[qi][0] in q.evidence)
+    table = evaluate(heuristic_factories(["fifo"]), [conv], [1.0], k=1, with_oracle=False)
+    row = table["1"]["fifo"]
+    assert row["dense/recall@1"] == 3 / 8 and row["recall@1"] == 5 / 8
+    assert row["dense/retained"] == row["retained"] == 1.0
+
+
 def test_dense_and_hybrid_agree_when_everything_fits_in_k() -> None:
     conv = toy_conversation(2, n=8)
     kept = np.arange(8)
-    dense = per_question(conv, kept, k=10)
+    dense = per_question(conv, kept, k=10, retrieval="dense")
     hybrid = per_question(conv, kept, k=10, retrieval="hybrid")
     assert [r[1] for r in dense] == [1.0] * len(conv.questions)
     assert [r[1] for r in hybrid] == [1.0] * len(conv.questions)
