@@ -198,3 +198,31 @@ def test_bad_hybrid_config_is_refused() -> None:
         HybridConfig(newer_first="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="hybrid must be a HybridConfig"):
         AgentMemory("sqlite:///:memory:", hybrid={"dense_weight": 0.2})  # type: ignore[arg-type]
+
+
+def test_a_rare_word_finds_a_record_beyond_the_dense_candidates(
+    db_path: Path, embeddings: Embeddings
+) -> None:
+    # 300 records about trips; the one that answers shares only a rare word with the query.
+    names = ["Ana", "Ben", "Chloe", "Dev", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun"]
+    places = ["Lisbon", "Kyoto", "Oslo", "Lima", "Cairo", "Quebec"]
+    trips = ["hiking the coastal trail", "the old market", "museums", "a food tour", "cycling"]
+    when = ["last spring", "in August", "over the long weekend", "for a birthday", "with friends"]
+    texts = [
+        f"{n} planned a trip to {p} for {t} {w}."
+        for n in names
+        for p in places
+        for t in trips
+        for w in when
+    ][::5]
+    target = "The plumber said the boiler part is a Quaxley valve."
+    config = HybridConfig(candidates=20)
+    mem = AgentMemory(f"sqlite:///{db_path}", embeddings=embeddings, hybrid=config)
+    with mem:
+        mem.add_many([*texts[:150], target, *texts[150:]], namespace="u")
+        assert len(mem.records("u")) == 301
+        query = "Which trip did we plan around the Quaxley?"
+        dense = mem.search(query, namespace="u", k=config.candidates, mode="dense")
+        assert target not in [h.text for h in dense]  # beyond the dense candidates ...
+        hits = mem.search(query, namespace="u", k=5)
+        assert hits[0].text == target  # ... yet BM25's own candidates bring it in
