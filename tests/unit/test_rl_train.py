@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from langchain_agentmem.policies.features import N_FEATURES
+from langchain_agentmem.policies import make_policy
+from langchain_agentmem.policies.features import N_FEATURES, TEXTS, neutral_observation
 from langchain_agentmem.policies.learned import (
     LearnedPolicy,
     PolicyFileError,
@@ -42,9 +44,84 @@ def test_tiny_seeded_training_run_is_reproducible_and_round_trips(tmp_path: Path
     assert config["steps"] == result.config["steps"] and config["trained_on"] == ["toy-0", "toy-1"]
     obs = np.linspace(0, 1, N_FEATURES, dtype=np.float32)
     assert forward(layers, obs) == pytest.approx(forward(result.layers, obs))
-    # What the numpy copy decides is what the torch actor's mean decides.
     out = replay(LearnedPolicy(4, path=tmp_path / "out"), convs[2])
     assert 1 <= len(out.kept) <= 4
+
+
+def test_numpy_copy_of_a_trained_actor_decides_like_torch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_agentmem.policies.features import priority_from
+    from langchain_agentmem.rl import train as train_module
+
+    models: list[Any] = []
+    real_export = train_module.export_layers
+
+    def keep_model(model: Any) -> Any:
+        models.append(model)
+        return real_export(model)
+
+    monkeypatch.setattr(train_module, "export_layers", keep_model)
+    convs = [toy_conversation(s, n=40) for s in range(3)]
+    result = train(
+        convs[:2],
+        steps=1024,
+        seed=5,
+        n_envs=2,
+        eval_every=512,
+        select=False,
+        learning_rate=3e-3,
+        n_steps=128,
+    )
+    model = models[-1]
+
+    def torch_actions(obs: np.ndarray) -> np.ndarray:
+        action, _ = model.predict(obs, deterministic=True)
+        return np.clip(np.asarray(action).reshape(-1), -1.0, 1.0)
+
+    # Observations the policy really sees on a conversation, and random ones in the space.
+    seen: list[np.ndarray] = []
+
+    class Recording(LearnedPolicy):
+        def features(self, *args: Any, **kwargs: Any) -> Any:
+            obs = super().features(*args, **kwargs)
+            seen.append(obs)
+            return obs
+
+    replay(Recording(6, layers=result.layers), convs[2])
+    rng = np.random.default_rng(0)
+    drawn = rng.uniform(-1, 1, size=(500, N_FEATURES)).astype(np.float32)
+    obs = np.concatenate([np.stack(seen), drawn])
+    numpy_side = np.array([forward(result.layers, o) for o in obs])
+    torch_side = torch_actions(obs)
+    assert np.ptp(torch_side) > 0.1  # a network whose output varies, not a constant
+    np.testing.assert_allclose(numpy_side, torch_side, rtol=0, atol=1e-6)
+
+    # Deciding with the torch actor keeps and drops exactly what the numpy copy does.
+    class TorchActor(LearnedPolicy):
+        def priority(self, candidate: Any, state: Any, priorities: Any = None) -> float:
+            o = self.features(candidate, state, priorities)
+            return priority_from(o, float(torch_actions(o[None, :])[0]))
+
+        def record_priority(self, text: str, metadata: Any) -> float:
+            o = neutral_observation(TEXTS.get(text, metadata)[0], self.capacity or 0)
+            return priority_from(o, float(torch_actions(o[None, :])[0]))
+
+    def decisions(policy: LearnedPolicy) -> tuple[list[int], list[list[Any]]]:
+        made: list[list[Any]] = []
+        out = replay(
+            policy,
+            convs[2],
+            on_decision=lambda i, ops: made.append([(op.kind, op.record_ids) for op in ops]),
+        )
+        return out.kept.tolist(), made
+
+    differs: list[bool] = []
+    for cap in (4, 10):
+        numpy_kept, numpy_ops = decisions(LearnedPolicy(cap, layers=result.layers))
+        assert (numpy_kept, numpy_ops) == decisions(TorchActor(cap, layers=result.layers))
+        differs.append(numpy_kept != replay(make_policy("importance", cap), convs[2]).kept.tolist())
+    assert any(differs)  # the network, not the rule it corrects, made some decision
 
 
 def test_export_matches_the_torch_actor() -> None:
