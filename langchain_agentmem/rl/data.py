@@ -168,6 +168,26 @@ def _model_key(embeddings: Embeddings) -> str:
     return str(getattr(embeddings, "model_path", type(embeddings).__name__))
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def cache_name(sample_id: str, key: str) -> str:
+    """The cache file name of a conversation's vectors: a slug of ``sample_id``, a digest of
+    the raw id (so ids that slug alike never share a file) and ``key``.
+
+    Raises:
+        InvalidInputError: ``sample_id`` has no letter or digit to name a file with.
+    """
+    slug = _UNSAFE.sub("_", sample_id).strip("._-")[:64]
+    if not slug:
+        raise InvalidInputError(
+            f"sample_id {sample_id!r} has no letter or digit to name its cache file; give "
+            "the conversation a sample_id with letters or digits, or embed with cache=False"
+        )
+    digest = hashlib.sha256(sample_id.encode("utf-8")).hexdigest()[:8]
+    return f"emb-{slug}-{digest}-{key}.npz"
+
+
 def embed_conversations(
     convs: list[Conversation], embeddings: Embeddings | None = None, *, cache: bool = True
 ) -> list[Conversation]:
@@ -175,15 +195,18 @@ def embed_conversations(
     from langchain_agentmem.embeddings import embed_texts, resolve_embeddings
 
     emb: Embeddings | None = embeddings
+    if cache:  # every id names a file before anything is embedded
+        for conv in convs:
+            cache_name(conv.sample_id, "")
     for conv in convs:
         texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
         key = hashlib.sha256()
         key.update(_model_key(embeddings).encode() if embeddings is not None else b"default")
         for text in texts:
             key.update(text.encode("utf-8") + b"\0")
-        file = cache_dir() / f"emb-{conv.sample_id}-{key.hexdigest()[:16]}.npz"
+        file = cache_dir() / cache_name(conv.sample_id, key.hexdigest()[:16]) if cache else None
         vectors: npt.NDArray[np.float32] | None = None
-        if cache and file.is_file():
+        if file is not None and file.is_file():
             try:
                 with np.load(file, allow_pickle=False) as z:
                     vectors = np.asarray(z["vectors"], dtype=np.float32)
@@ -195,7 +218,7 @@ def embed_conversations(
             if emb is None:
                 emb = resolve_embeddings(None)
             vectors = embed_texts(emb, texts)
-            if cache:
+            if file is not None:
                 file.parent.mkdir(parents=True, exist_ok=True)
                 tmp = file.with_suffix(".tmp.npz")
                 np.savez(tmp, vectors=vectors)
