@@ -8,12 +8,14 @@ scores, side by side in one run and with every turn kept:
 - conversations with facts and phrasings held out from that tuning (``HELDOUT_SLOTS``,
   seed 1: other kinds of facts, changes that often do not name the old value, questions
   without "now"),
+- a third set written after the rule and its thresholds were fixed (``CHECK_SLOTS``,
+  seed 2), never used to choose anything,
 - LoCoMo evidence recall@10 (the guard: it must stay >= 0.70),
 
 for the plain hybrid ranking, the earlier "lift toward an older near-duplicate" rule (any
 speaker, any wording, every question), and the shipped ``newer_first`` rule of
 :mod:`langchain_agentmem.index.hybrid` over a grid of its two thresholds (its defaults are
-``restatement_similarity=0.5``, ``restatement_relevance=0.5``).
+``restatement_similarity=0.6``, ``restatement_relevance=0.5``).
 
 Usage::
 
@@ -36,7 +38,7 @@ import numpy as np
 from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
-from langchain_agentmem.rl.synthetic import HELDOUT_SLOTS, SLOTS, generate, write
+from langchain_agentmem.rl.synthetic import CHECK_SLOTS, HELDOUT_SLOTS, SLOTS, generate, write
 
 POOL = 100
 PLAIN = HybridConfig(newer_first=False)
@@ -122,13 +124,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     raw_tuned = generate(args.n, seed=0, slots=SLOTS)
     raw_held = generate(args.n, seed=1, slots=HELDOUT_SLOTS)
+    raw_check = generate(args.n, seed=2, slots=CHECK_SLOTS)
     with tempfile.TemporaryDirectory() as tmp:
         tuned = embed_conversations(load_locomo(write(Path(tmp) / "tuned.json", raw_tuned)))
         held = embed_conversations(load_locomo(write(Path(tmp) / "held.json", raw_held)))
+        check = embed_conversations(load_locomo(write(Path(tmp) / "check.json", raw_check)))
     locomo = embed_conversations(load_locomo(args.data))
     plain_pools = {
         c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, PLAIN)
-        for c in [*tuned, *held, *locomo]
+        for c in [*tuned, *held, *check, *locomo]
     }
     rules: list[tuple[str, Ranker]] = [("plain hybrid", shipped(PLAIN))]
     rules += [(f"lift older dup, cos>={tau}", lifted(plain_pools, tau)) for tau in (0.8, 0.7)]
@@ -139,15 +143,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             rules.append((f"newer_first sim>={sim} rel>={rel}{mark}", shipped(config)))
     head = (
         f"{'rule':<38} {'tuned: cur@5 stale>cur before@5':>32}   "
-        f"{'held out: cur@5 stale>cur before@5':>35}   {'LoCoMo R@10':>11}"
+        f"{'held out: cur@5 stale>cur before@5':>35}   "
+        f"{'check: cur@5 stale>cur before@5':>32}   {'LoCoMo R@10':>11}"
     )
     lines = [head, "-" * len(head)]
     for name, rank in rules:
         _, t5, ts, tb = fact_scores(tuned, raw_tuned, rank)
         _, h5, hs, hb = fact_scores(held, raw_held, rank)
+        _, c5, cs, cb = fact_scores(check, raw_check, rank)
         lines.append(
             f"{name:<38} {t5:>12.3f} {ts:>9.3f} {tb:>9.3f}   {h5:>15.3f} {hs:>9.3f} {hb:>9.3f}"
-            f"   {locomo_recall(locomo, rank):>11.4f}"
+            f"   {c5:>12.3f} {cs:>9.3f} {cb:>9.3f}   {locomo_recall(locomo, rank):>11.4f}"
         )
     table = "\n".join(lines)
     print(table)
@@ -158,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         Path(args.out).write_text(
             f"{command}\n\nEvery turn kept (no policy). Synthetic: {args.n} fact-change "
             "conversations per set (tuned: SLOTS, seed 0; held out: HELDOUT_SLOTS, seed 1, "
-            "never used to choose the rule or its thresholds), current-fact and 'before' "
+            "looked at while the rule was designed, never used to set its thresholds; check: "
+            "CHECK_SLOTS, seed 2, written after the rule was fixed), current-fact and 'before' "
             "questions, k=5 (columns as in policy_fact_change.txt). LoCoMo: evidence recall@10 "
             "of categories 1-4, every turn kept. 'lift older dup': the earlier rule (a record "
             "lifted just above an older record of the result pool with cosine >= tau, any "

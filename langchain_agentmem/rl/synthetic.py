@@ -281,6 +281,103 @@ HELDOUT_SLOTS = (
 name the old value, questions without "now"; used only to check that a ranking rule
 generalises beyond :data:`SLOTS`."""
 
+CHECK_SLOTS = (
+    Slot(
+        "instrument",
+        ("the violin", "the drums", "the ukulele", "the saxophone", "the harp"),
+        (
+            "I practise {v} every evening, the neighbours are patient.",
+            "Music-wise, {v} is my instrument.",
+        ),
+        (
+            "Sold my old gear and bought {v}, learning from scratch.",
+            "These days it's {v} I practise, not {old}.",
+            "My teacher convinced me to try {v}, and I love it.",
+        ),
+        ("What instrument does {s} play?", "Which instrument is {s} practising?"),
+        ("What instrument did {s} play before {v}?",),
+    ),
+    Slot(
+        "school",
+        ("a nursing degree", "a law course", "a pottery diploma", "a master's in history"),
+        (
+            "I'm enrolled in {v} at the evening college.",
+            "Studying for {v} takes most of my free time.",
+        ),
+        (
+            "I enrolled in {v} this autumn.",
+            "Dropped out of {old}; {v} suits me much better.",
+            "My studies changed direction, I'm doing {v}.",
+        ),
+        ("What is {s} studying?", "Which course is {s} taking?"),
+        ("What was {s} studying before {v}?",),
+    ),
+    Slot(
+        "commute",
+        ("by bike", "by train", "on foot", "by scooter", "by bus"),
+        (
+            "I get to work {v}, it takes about half an hour.",
+            "My commute is {v} every day.",
+        ),
+        (
+            "I commute {v} since the new line opened.",
+            "No more going {old}, I travel {v} these days.",
+            "Started going to work {v} this month.",
+        ),
+        ("How does {s} get to work?", "How does {s} commute?"),
+        ("How did {s} get to work before going {v}?",),
+    ),
+    Slot(
+        "team",
+        ("Arsenal", "the Lakers", "Juventus", "the Yankees", "Ajax"),
+        (
+            "I support {v}, I watch every match.",
+            "Big fan of {v} since I was a kid.",
+        ),
+        (
+            "I've switched allegiance to {v}, don't tell my dad.",
+            "Cheering for {v} this season.",
+            "My team is {v} after the move.",
+        ),
+        ("Which team does {s} support?", "Who does {s} cheer for?"),
+        ("Which team did {s} support before {v}?",),
+    ),
+    Slot(
+        "volunteering",
+        ("the food bank", "an animal shelter", "the library", "a youth football club"),
+        (
+            "I volunteer at {v} on Saturdays.",
+            "Every week I help out at {v}.",
+        ),
+        (
+            "I help at {v} on weekends from this month on.",
+            "Stopped going to {old}; I volunteer at {v} instead.",
+            "Joined {v} as a volunteer.",
+        ),
+        ("Where does {s} volunteer?", "Where does {s} help out?"),
+        ("Where did {s} volunteer before {v}?",),
+    ),
+    Slot(
+        "drink",
+        ("black coffee", "green tea", "oat lattes", "sparkling water"),
+        (
+            "I can't start the day without {v}.",
+            "My usual order is {v}.",
+        ),
+        (
+            "I cut out {old} and drink {v} these days.",
+            "Morning routine: {v}, every single day.",
+            "The doctor said to switch, so it's {v} for me.",
+        ),
+        ("What does {s} drink in the morning?", "What is {s}'s usual drink?"),
+        ("What did {s} drink before {v}?",),
+    ),
+)
+"""A third set, written after the ranking rule and its thresholds were fixed and never
+used to choose anything: other facts again, changes worded with and without change words
+("Cheering for {v} this season."), questions without "now". Its figures say how far the
+rule generalises."""
+
 FILLER = (
     "How was your weekend?",
     "Pretty relaxed, I mostly stayed in and read.",
@@ -432,8 +529,8 @@ def generate(
         turns: Turns per conversation.
         sessions: Dated sessions per conversation.
         facts: Facts (speaker, slot) per conversation; about half change once or twice.
-        slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS` for a check
-            apart from the ones a ranking was tuned on).
+        slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS` or
+            :data:`CHECK_SLOTS` for a check apart from the ones a ranking was tuned on).
 
     Each ``qa`` entry has LoCoMo's keys plus ``fact``: ``kind`` (``"current"`` or
     ``"before"``), ``slot`` and ``stale`` (ids of earlier statements of the same fact).
@@ -611,13 +708,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
     parser.add_argument(
         "--slots",
-        choices=("tuned", "heldout"),
+        choices=("tuned", "heldout", "check"),
         default="tuned",
-        help="the facts and phrasings: the ones rankings were tuned on, or the held-out ones",
+        help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, or "
+        "the check set written after the ranking was fixed",
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
-    slots = HELDOUT_SLOTS if args.slots == "heldout" else SLOTS
+    slots = {"tuned": SLOTS, "heldout": HELDOUT_SLOTS, "check": CHECK_SLOTS}[args.slots]
     data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
     t0 = time.perf_counter()
     rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)

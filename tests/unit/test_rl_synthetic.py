@@ -21,8 +21,9 @@ def test_seeded_and_deterministic() -> None:
     assert a != synthetic.generate(2, seed=8, turns=120)
 
 
-def test_locomo_schema_and_evidence(tmp_path: Path) -> None:
-    data = synthetic.generate(3, seed=1, turns=150)
+@pytest.mark.parametrize("slots", [synthetic.SLOTS, synthetic.HELDOUT_SLOTS, synthetic.CHECK_SLOTS])
+def test_locomo_schema_and_evidence(tmp_path: Path, slots: tuple[synthetic.Slot, ...]) -> None:
+    data = synthetic.generate(3, seed=1, turns=150, slots=slots)
     file = synthetic.write(tmp_path / "facts.json", data)
     reference = json.loads(Path(file).read_text(encoding="utf-8"))
     for sample in reference:
