@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,8 +96,27 @@ _JSON_SCALARS = (str, int, float, bool, type(None))
 MAX_METADATA_DEPTH = 64
 
 
+SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+"""A high then a low surrogate as two code points: JSON reads their escapes back as the one
+character they encode, so such a string cannot come back as it went in."""
+
+
+def _check_str(value: str, path: str) -> None:
+    found = SURROGATE_PAIR.search(value)
+    if found is not None:
+        raise InvalidInputError(
+            f"{path} holds a surrogate pair as two code points at position {found.start()}, "
+            "which would come back as one character; join it first (for example "
+            "s.encode('utf-16', 'surrogatepass').decode('utf-16'))"
+        )
+
+
 def _check_json(value: object, path: str, seen: set[int], depth: int) -> None:
-    """Refuse what JSON would reject or silently change (non-str keys, sets, objects)."""
+    """Refuse what JSON would reject or silently change (non-str keys, sets, objects,
+    surrogate pairs held as two code points)."""
+    if isinstance(value, str):
+        _check_str(value, path)
+        return
     if isinstance(value, _JSON_SCALARS):
         return
     if depth > MAX_METADATA_DEPTH:
@@ -113,6 +133,7 @@ def _check_json(value: object, path: str, seen: set[int], depth: int) -> None:
                     f"metadata keys must be str, got {_short(key)} at {path}; "
                     "convert keys to strings"
                 )
+            _check_str(key, f"a key of {path}")
             _check_json(item, f"{path}[{key!r}]", seen, depth + 1)
         seen.discard(id(value))
     elif isinstance(value, (list, tuple)):

@@ -64,7 +64,8 @@ def from_blob(blob: bytes | memoryview) -> Vector:
 
 
 def dump_json(value: Any) -> str:
-    """JSON for storage; ASCII-escaped so any Python str (lone surrogates too) round-trips."""
+    """JSON for storage, ASCII-escaped so lone surrogates round-trip (a high and a low
+    surrogate held as two code points come back as one character; metadata refuses them)."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
 
 
