@@ -35,15 +35,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import logging
 import math
 import re
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, unquote
@@ -65,9 +69,11 @@ from langgraph.store.base import (
 from langgraph.store.base import validate_op_namespace as _validate_labels
 from langgraph.store.base.embed import get_text_at_path
 
+from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.graph import check_memory
+from langchain_agentmem.items import to_record
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord, Vector
 from langchain_agentmem.validation import STORE_MARK, StoreNamespace, check_name
@@ -198,6 +204,74 @@ def _matches(path: tuple[str, ...], condition: MatchCondition) -> bool:
     return all(p == "*" or a == p for a, p in pairs)
 
 
+SCAN_RECORDS = 50_000
+"""Most records whose decoded field vectors a store keeps between searches (whole
+namespaces, least recently searched dropped first; the namespace searched last is always
+kept)."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One live record of a scanned namespace, its order and its decoded field vectors."""
+
+    order: tuple[float, int]
+    """``(created_at, rid)``: the order in which the store lists records."""
+    record: MemoryRecord
+    vectors: tuple[Vector, ...]
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One namespace's live records and their field vectors, as of change ``seq``."""
+
+    seq: int
+    entries: dict[str, _Entry]
+    records: list[MemoryRecord]
+    vectors: np.ndarray
+    """Every indexed field's vector, stacked (rows, dims); zero rows when none."""
+    owner: np.ndarray
+    """For each row of ``vectors``, the index of its record in ``records``."""
+    expiry: float
+    """The earliest expiry among ``records`` (``inf``: none expires)."""
+
+
+def _entry(row: RecordRow) -> _Entry:
+    """A stored row with its field vectors decoded (none when missing or malformed)."""
+    vectors: tuple[Vector, ...] = ()
+    packed = row.metadata.get("lg_vectors")
+    if isinstance(packed, list) and packed:
+        try:
+            decoded = tuple(_unpack(p) for p in packed)
+        except (ValueError, TypeError):
+            decoded = ()
+        if decoded and len({v.shape for v in decoded}) == 1:
+            vectors = decoded
+    # The record's own embedding is not needed to rank fields; leaving it out halves the cache.
+    record = dataclasses.replace(to_record(row), embedding=None)
+    return _Entry((row.created_at, row.rid), record, vectors)
+
+
+def _scan_of(seq: int, entries: dict[str, _Entry]) -> _Scan:
+    """Stack the entries' vectors, records in the store's order."""
+    ordered = sorted(entries.values(), key=lambda e: e.order)
+    dims = next((e.vectors[0].shape for e in ordered if e.vectors), None)
+    rows: list[Vector] = []
+    owner: list[int] = []
+    for i, e in enumerate(ordered):
+        if e.vectors and e.vectors[0].shape == dims:
+            rows.extend(e.vectors)
+            owner.extend([i] * len(e.vectors))
+    expiries = [e.record.expires_at.timestamp() for e in ordered if e.record.expires_at]
+    return _Scan(
+        seq=seq,
+        entries=entries,
+        records=[e.record for e in ordered],
+        vectors=np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32),
+        owner=np.asarray(owner, dtype=np.int64),
+        expiry=min(expiries, default=math.inf),
+    )
+
+
 class AgentMemoryStore(BaseStore):
     """A LangGraph store whose items are ``AgentMemory`` records.
 
@@ -257,6 +331,8 @@ class AgentMemoryStore(BaseStore):
         self._warned: set[tuple[str, ...]] = set()
         self._sweeper: threading.Thread | None = None
         self._stop = threading.Event()
+        self._scans: collections.OrderedDict[str, _Scan] = collections.OrderedDict()
+        self._scans_lock = threading.Lock()
         self._adopt_v1_items()
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
@@ -461,39 +537,101 @@ class AgentMemoryStore(BaseStore):
             return True
         return all(_compare(_field(value, k), v) for k, v in op.filter.items())
 
+    def _scan(self, name: str) -> _Scan:
+        """The live records of ``name`` with their field vectors, decoded once per record.
+
+        Reused while the namespace's change log has not moved and none of its records has
+        reached its expiry (a TTL refresh only moves expiries later); caught up from the
+        change log otherwise, reading only the records it names; read whole after an erase,
+        an expiry, or the first time.
+        """
+        backend = self.memory.backend
+        seq = backend.last_seq(name)
+        now = time.time()  # the clock expiries are read from everywhere
+        with self._scans_lock:
+            cached = self._scans.get(name)
+        entries: dict[str, _Entry] | None = None
+        if cached is not None and cached.expiry > now:
+            if cached.seq == seq:
+                with self._scans_lock:
+                    self._scans[name] = cached
+                    self._scans.move_to_end(name)
+                return cached
+            changes = backend.changes_since(name, cached.seq)
+            if not any(change.erased for change in changes):
+                touched = list(dict.fromkeys(i for c in changes for i in c.record_ids))
+                entries = dict(cached.entries)
+                for record_id in touched:
+                    entries.pop(record_id, None)
+                for row in backend.get_records(name, touched):
+                    entries[row.id] = _entry(row)
+                seq = max([seq, *(c.seq for c in changes)])
+        if entries is None:
+            entries = {row.id: _entry(row) for row in backend.iter_records(name)}
+        scan = _scan_of(seq, entries)
+        with self._scans_lock:
+            self._scans[name] = scan
+            self._scans.move_to_end(name)
+            held = sum(len(x.records) for x in self._scans.values())
+            while held > SCAN_RECORDS and len(self._scans) > 1:
+                _, dropped = self._scans.popitem(last=False)
+                held -= len(dropped.records)
+        return scan
+
     @staticmethod
-    def _score(record: MemoryRecord, query: Vector) -> float | None:
-        packed = record.metadata.get("lg_vectors")
-        if not isinstance(packed, list) or not packed:
-            return None
-        try:
-            vectors = np.stack([_unpack(p) for p in packed])
-        except (ValueError, TypeError):
-            return None
-        if vectors.shape[1] != query.shape[0]:
-            return None
-        return float((vectors @ query).max())
+    def _scores(scan: _Scan, query: Vector) -> list[float | None]:
+        """Each record's best field similarity to ``query`` (``None``: nothing indexed)."""
+        best: list[float | None] = [None] * len(scan.records)
+        if not scan.owner.size or scan.vectors.shape[1] != query.shape[0]:
+            return best
+        sims = scan.vectors @ np.asarray(query, dtype=np.float32)
+        top = np.full(len(scan.records), -np.inf)
+        np.maximum.at(top, scan.owner, sims)
+        for i in np.flatnonzero(np.isfinite(top)).tolist():
+            best[i] = float(top[i])
+        return best
 
     def _search(self, op: SearchOp, query: Vector | None) -> list[SearchItem]:
         if op.limit < 1 or op.offset < 0:
             raise InvalidInputError(
                 f"limit must be >= 1 and offset >= 0, got limit={op.limit}, offset={op.offset}"
             )
-        scored: list[tuple[float | None, Item, StoreNamespace, MemoryRecord]] = []
-        for name, decoded in self._namespaces(tuple(op.namespace_prefix)):
-            for record in self.memory.records(name):
-                item = self._item(record, decoded)
-                if item is None or not self._keep(item.value, op):
-                    continue
-                score = None if query is None else self._score(record, query)
-                scored.append((score, item, name, record))
+        Scored = tuple[float | None, Item, StoreNamespace, MemoryRecord]
+        need = op.offset + op.limit
+        scored: list[Scored] = []
         if query is None:
+            for name, decoded in self._namespaces(tuple(op.namespace_prefix)):
+                for record in self.memory.records(name):
+                    item = self._item(record, decoded)
+                    if item is not None and self._keep(item.value, op):
+                        scored.append((None, item, name, record))
             scored.sort(key=lambda s: (s[1].updated_at, s[1].key), reverse=True)
         else:
-            ranked = sorted((s for s in scored if s[0] is not None), key=lambda s: -(s[0] or 0.0))
-            unranked = [s for s in scored if s[0] is None]
-            unranked.sort(key=lambda s: s[1].updated_at, reverse=True)
-            scored = ranked + unranked
+            # Rank on the cached vectors first; build items only until the page is full.
+            ranked: list[tuple[float, StoreNamespace, tuple[str, ...], MemoryRecord]] = []
+            unranked: list[tuple[StoreNamespace, tuple[str, ...], MemoryRecord]] = []
+            for name, decoded in self._namespaces(tuple(op.namespace_prefix)):
+                scan = self._scan(name)
+                for record, score in zip(scan.records, self._scores(scan, query), strict=True):
+                    if score is None:
+                        unranked.append((name, decoded, record))
+                    else:
+                        ranked.append((score, name, decoded, record))
+            ranked.sort(key=lambda s: -s[0])
+            for score, name, decoded, record in ranked:
+                item = self._item(record, decoded)
+                if item is not None and self._keep(item.value, op):
+                    scored.append((score, item, name, record))
+                    if len(scored) >= need:
+                        break
+            if len(scored) < need:
+                rest: list[Scored] = []
+                for name, decoded, record in unranked:
+                    item = self._item(record, decoded)
+                    if item is not None and self._keep(item.value, op):
+                        rest.append((None, item, name, record))
+                rest.sort(key=lambda s: s[1].updated_at, reverse=True)
+                scored.extend(rest)
         page = scored[op.offset : op.offset + op.limit]
         if op.refresh_ttl:
             by_ns: dict[StoreNamespace, list[MemoryRecord]] = {}

@@ -343,6 +343,31 @@ def test_search_refreshes_what_it_returns(memory: AgentMemory, clock: Clock) -> 
     assert [h.key for h in store.search(("s",))] == ["a"]
 
 
+def test_search_cache_follows_expiry_other_writers_and_erase(
+    memory: AgentMemory, clock: Clock
+) -> None:
+    """Field vectors are decoded once per change; what search returns is still current."""
+    store = AgentMemoryStore(memory, ttl={"refresh_on_read": False})
+    ns = ("s",)
+    store.put(ns, "tea", {"text": "Green tea every morning."}, ttl=1)
+    store.put(ns, "bike", {"text": "Rides a red bicycle to work."})
+    assert [h.key for h in store.search(ns, query="green tea")] == ["tea", "bike"]
+    clock.advance(90)  # tea expires without any write
+    assert [h.key for h in store.search(ns, query="green tea")] == ["bike"]
+    other = AgentMemoryStore(memory)  # writes this store did not make
+    other.put(ns, "cocoa", {"text": "Green tea and hot cocoa at night."})
+    assert [h.key for h in store.search(ns, query="green tea")] == ["cocoa", "bike"]
+    other.put(ns, "cocoa", {"text": "Black coffee at noon."})
+    hits = store.search(ns, query="black coffee")
+    assert hits[0].key == "cocoa" and hits[0].value == {"text": "Black coffee at noon."}
+    other.delete(ns, "bike")
+    assert [h.key for h in store.search(ns, query="green tea")] == ["cocoa"]
+    memory.delete_namespace(store.memory_namespace(ns))
+    assert store.search(ns, query="green tea") == []
+    other.put(ns, "juice", {"text": "Orange juice, never tea."})  # after the erase
+    assert [h.key for h in store.search(ns, query="green tea")] == ["juice"]
+
+
 def test_ttl_sweeper_thread_starts_and_stops(memory: AgentMemory) -> None:
     tick = 0.6 / 60  # minutes
     with AgentMemoryStore(memory, ttl={"sweep_interval_minutes": tick / 3}) as store:
