@@ -218,21 +218,16 @@ class NamespaceCache:
         Returns:
             False when the namespace was erased meanwhile: the view must be dropped whole.
         """
-        changes = self.backend.changes_since(namespace, view.last_seq)
-        if not changes:
-            return True
-        if any(change.erased for change in changes):
+        changed = self.backend.changed_records(namespace, view.last_seq)
+        if changed is None:
             return False
-        touched: list[str] = []
-        for change in changes:
-            touched.extend(change.record_ids)
-        current = {row.id: row for row in self.backend.get_records(namespace, touched)}
-        for record_id in dict.fromkeys(touched):
+        touched, current, last_seq = changed
+        for record_id in touched:
             view.drop(record_id)
             found = current.get(record_id)
             if found is not None:
                 view.put(found)
-        view.last_seq = changes[-1].seq
+        view.last_seq = last_seq
         return True
 
     def discard_saved(self, namespace: str) -> None:

@@ -208,6 +208,19 @@ class Backend(abc.ABC):
     def changes_since(self, namespace: str, seq: int) -> list[Change]:
         """Record-touching changes of a namespace after ``seq``, in order."""
 
+    def changed_records(
+        self, namespace: str, seq: int
+    ) -> tuple[list[str], dict[str, RecordRow], int] | None:
+        """What changed in a namespace after ``seq``: the record ids touched (in order, once
+        each), the current rows of those still live, and the last change's sequence number
+        (``seq`` when none); ``None`` when the namespace was erased meanwhile."""
+        changes = self.changes_since(namespace, seq)
+        if any(change.erased for change in changes):
+            return None
+        touched = list(dict.fromkeys(i for change in changes for i in change.record_ids))
+        rows = {row.id: row for row in self.get_records(namespace, touched)} if touched else {}
+        return touched, rows, changes[-1].seq if changes else seq
+
     @abc.abstractmethod
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """The audit log of a namespace, oldest first (the newest ``limit`` when given)."""

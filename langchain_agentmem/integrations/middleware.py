@@ -37,7 +37,6 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
 from langchain_agentmem.integrations.graph import (
     check_memory,
@@ -209,26 +208,15 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         if not ids:
             return []
         namespace, _ = self._namespace(request.runtime)
-        out = []
-        for record_id in ids:
-            try:  # forgotten since the turn began: not told
-                out.append(self.memory.get(record_id, namespace=namespace))
-            except RecordNotFoundError:
-                continue
-        return out
+        # One read; a record forgotten since the turn began is left out, so not told.
+        return self.memory.get_many(ids, namespace=namespace)
 
     async def _arecords(self, request: ModelRequest[Any]) -> list[MemoryRecord]:
         ids = self._ids(request)
         if not ids:
             return []
         namespace, _ = self._namespace(request.runtime)
-        out = []
-        for record_id in ids:
-            try:
-                out.append(await self.memory.aget(record_id, namespace=namespace))
-            except RecordNotFoundError:
-                continue
-        return out
+        return await self.memory.aget_many(ids, namespace=namespace)
 
     def _request(
         self, request: ModelRequest[Any], records: list[MemoryRecord]

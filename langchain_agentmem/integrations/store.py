@@ -557,15 +557,14 @@ class AgentMemoryStore(BaseStore):
                     self._scans[name] = cached
                     self._scans.move_to_end(name)
                 return cached
-            changes = backend.changes_since(name, cached.seq)
-            if not any(change.erased for change in changes):
-                touched = list(dict.fromkeys(i for c in changes for i in c.record_ids))
+            changed = backend.changed_records(name, cached.seq)
+            if changed is not None:
+                touched, rows, last_seq = changed
                 entries = dict(cached.entries)
                 for record_id in touched:
                     entries.pop(record_id, None)
-                for row in backend.get_records(name, touched):
-                    entries[row.id] = _entry(row)
-                seq = max([seq, *(c.seq for c in changes)])
+                entries.update((rid, _entry(row)) for rid, row in rows.items())
+                seq = max(seq, last_seq)
         if entries is None:
             entries = {row.id: _entry(row) for row in backend.iter_records(name)}
         scan = _scan_of(seq, entries)
