@@ -19,8 +19,11 @@ that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just
 older one, which stays in the results. A restatement is a statement (not a question) of the
 same speaker, worded as a change ("moved", "now", "no longer", "switched", ...), whose
 embedding is close to the older record's (cosine >= ``restatement_similarity``) and which
-matches the query at least ``restatement_relevance`` times as well. Questions in the past
-tense or about what was "before" keep the plain ranking, so the older statement stays
+matches the query at least ``restatement_relevance`` times as well as the best record of the
+chain it joins (a fact changed twice is one chain: the latest statement goes above both).
+Only questions that ask for one present value are reordered: questions in the past tense,
+about what was "before", or asking for a list or a count ("What books has she read?", "What
+are his hobbies?", "How many ...") keep the plain ranking, so the older statement stays
 first where it is what is asked for. Measured in ``benchmarks/results/recency_ablation.txt``.
 """
 
@@ -59,8 +62,8 @@ class HybridConfig:
             older record it restates (see the module docstring).
         restatement_similarity: Least cosine between a record and an older one for it to
             count as restating it.
-        restatement_relevance: Least share of the older record's score a restatement must
-            have to be placed above it.
+        restatement_relevance: Least share of the score of the best record of the chain it
+            joins that a restatement must have to be placed above it.
     """
 
     dense_weight: float = 0.2
@@ -68,8 +71,8 @@ class HybridConfig:
     candidates: int = 100
     dates: bool = True
     newer_first: bool = True
-    restatement_similarity: float = 0.6
-    restatement_relevance: float = 0.5
+    restatement_similarity: float = 0.5
+    restatement_relevance: float = 0.3
 
     def __post_init__(self) -> None:
         for name in (
@@ -190,6 +193,37 @@ PAST_WORDS = re.compile(
 )
 """Words of a question about the past, for which the plain ranking stands."""
 
+LIST_WORDS = re.compile(
+    r"\b(how many|how often|are|ever|all|any|both|list)\b"
+    r"|\b(has|have)\b(\s+\w+){0,3}?\s+(\w+ed|been|read|made|done|seen|gone|got|gotten|"
+    r"taken|given|written|won|bought|met|found|taught|heard|built|begun|known|shown|"
+    r"tried|said|told|kept|left|lost|felt|thought|brought|sent|spent|become|grown)\b",
+    re.IGNORECASE,
+)
+"""Words of a question asking for a list, a count or everything so far (the present
+perfect: "What books has she read?"), where older and newer statements both answer."""
+
+PLURAL_HEAD = re.compile(
+    r"\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(\w+)", re.IGNORECASE
+)
+NOT_PLURAL = frozenset({"does", "is", "was", "has", "this", "his", "its", "us", "yes"})
+
+
+def asks_current_value(query: str) -> bool:
+    """Whether ``query`` asks for one present value ("Where does Ana work?").
+
+    Past-tense and "before" questions, and questions for a list or a count ("What books has
+    she read?", "What are his hobbies?", "Which places ..."), do not.
+    """
+    if PAST_WORDS.search(query) or LIST_WORDS.search(query):
+        return False
+    head = PLURAL_HEAD.search(query)
+    if head is None:
+        return True
+    word = head.group(1).lower()
+    return not (word.endswith("s") and not word.endswith("ss") and word not in NOT_PLURAL)
+
+
 Said = tuple[str | None, float, str]
 """Who said a record (speaker or role; ``None``: unknown), when (epoch seconds), its text."""
 
@@ -211,9 +245,12 @@ def newer_first(
 
     Only the best ``config.candidates`` keys take part. Records are visited oldest first
     (creation time, then key), so a fact changed twice ends with its latest statement on
-    top. Past-tense and "before" questions are left as they are.
+    top: a restatement joins the chain of the best-placed older record it restates and must
+    match the query at least ``restatement_relevance`` times as well as that chain's best
+    record. Questions that do not ask for one present value are left as they are
+    (:func:`asks_current_value`).
     """
-    if not scores or PAST_WORDS.search(query):
+    if not scores or not asks_current_value(query):
         return scores
     keys = sorted(scores, key=lambda rid: (-scores[rid], rid))[: config.candidates]
     said = [said_of(rid) for rid in keys]
@@ -234,6 +271,8 @@ def newer_first(
         (codes.setdefault(who, len(codes)) for who, _, _ in said), dtype=np.int64, count=len(keys)
     )
     placed = base.copy()
+    # The base score of the best record of each key's chain (its own, until it joins one).
+    best = base.copy()
     tau, rho = config.restatement_similarity, config.restatement_relevance
     for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
         b = newer[row]
@@ -241,11 +280,12 @@ def newer_first(
             (when < when[b])
             & (speaker == speaker[b])
             & (sims[row] >= tau)
-            & (base > base[b])
-            & (base[b] >= rho * base)
+            & (placed > placed[b])
+            & (base[b] >= rho * best)
         )
         if older.any():
-            placed[b] = max(placed[b], float(placed[older].max()) + 1e-6)
+            top = int(np.flatnonzero(older)[np.argmax(placed[older])])
+            placed[b], best[b] = placed[top] + 1e-6, best[top]
     out = dict(scores)
     out.update(zip(keys, placed.tolist(), strict=True))
     return out

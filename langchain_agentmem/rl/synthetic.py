@@ -378,6 +378,103 @@ used to choose anything: other facts again, changes worded with and without chan
 ("Cheering for {v} this season."), questions without "now". Its figures say how far the
 rule generalises."""
 
+FRESH_SLOTS = (
+    Slot(
+        "neighbourhood",
+        ("the old town", "the harbour district", "a quiet suburb", "the university quarter"),
+        (
+            "Our flat is in {v}, close to everything.",
+            "I rent a room in {v}, the rent is fair.",
+        ),
+        (
+            "We packed up and left {old}; our address is in {v} from Monday.",
+            "Got the keys to a place in {v}!",
+            "Living in {v} is so much calmer than {old}.",
+        ),
+        ("Which part of town does {s} live in?", "Where is {s}'s flat?"),
+        ("Which part of town did {s} live in before {v}?",),
+    ),
+    Slot(
+        "role",
+        ("a nurse", "a bus driver", "a software tester", "a baker", "a translator"),
+        (
+            "I work as {v}, long shifts but I like it.",
+            "By profession I'm {v}.",
+        ),
+        (
+            "Retrained over the winter and I'm {v} at last.",
+            "Said goodbye to being {old}, I'm {v} today.",
+            "First week as {v} went well.",
+        ),
+        ("What does {s} do for a living?", "What is {s}'s job?"),
+        ("What was {s}'s job before becoming {v}?",),
+    ),
+    Slot(
+        "pet",
+        ("a tabby cat", "a parrot", "two rabbits", "a golden retriever", "a tortoise"),
+        (
+            "At home it's me and {v}.",
+            "I look after {v}, they keep me company.",
+        ),
+        (
+            "We rehomed {old} with my aunt and adopted {v}.",
+            "Meet the newest family member: {v}.",
+            "The house feels different with {v} around.",
+        ),
+        ("What pet does {s} keep?", "Which animal lives with {s}?"),
+        ("What pet did {s} keep before {v}?",),
+    ),
+    Slot(
+        "hobby",
+        ("knitting", "bouldering", "birdwatching", "chess", "baking bread"),
+        (
+            "My weekends are all about {v}.",
+            "I unwind with {v} after work.",
+        ),
+        (
+            "Lost interest in {old}, {v} is what I do on weekends.",
+            "Picked up {v} recently and I'm hooked.",
+            "Weekends mean {v} for me at the moment.",
+        ),
+        ("What is {s}'s hobby?", "What does {s} do on weekends?"),
+        ("What hobby did {s} have before {v}?",),
+    ),
+    Slot(
+        "partner",
+        ("Sam", "Alex", "Robin", "Jordan", "Kim"),
+        (
+            "My partner {v} and I have been together a while.",
+            "I'm seeing {v}, we met at a friend's party.",
+        ),
+        (
+            "{old} and I split up; I'm with {v} now.",
+            "I've been dating {v} for a couple of months.",
+            "{v} asked me out and I said yes.",
+        ),
+        ("Who is {s}'s partner?", "Who is {s} seeing?"),
+        ("Who was {s} seeing before {v}?",),
+    ),
+    Slot(
+        "phone",
+        ("an old Nokia", "the latest iPhone", "a Pixel", "a Fairphone"),
+        (
+            "I text from {v}, it does the job.",
+            "My phone is {v}.",
+        ),
+        (
+            "Dropped {old} in the sea, so I got {v}.",
+            "Upgraded to {v} on Friday.",
+            "Using {v} at the moment, the battery is great.",
+        ),
+        ("What phone does {s} use?", "Which phone does {s} have?"),
+        ("What phone did {s} use before {v}?",),
+    ),
+)
+"""A fourth set, written after the check set had been looked at and before the chain and
+question-type parts of the ranking rule and its present thresholds were chosen; used to
+choose nothing. Changes are worded in ways none of the other sets use ("Got the keys to a
+place in {v}!", "Meet the newest family member: {v}.")."""
+
 FILLER = (
     "How was your weekend?",
     "Pretty relaxed, I mostly stayed in and read.",
@@ -529,8 +626,9 @@ def generate(
         turns: Turns per conversation.
         sessions: Dated sessions per conversation.
         facts: Facts (speaker, slot) per conversation; about half change once or twice.
-        slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS` or
-            :data:`CHECK_SLOTS` for a check apart from the ones a ranking was tuned on).
+        slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS`,
+            :data:`CHECK_SLOTS` or :data:`FRESH_SLOTS` for a check apart from the ones a
+            ranking was tuned on).
 
     Each ``qa`` entry has LoCoMo's keys plus ``fact``: ``kind`` (``"current"`` or
     ``"before"``), ``slot`` and ``stale`` (ids of earlier statements of the same fact).
@@ -708,14 +806,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
     parser.add_argument(
         "--slots",
-        choices=("tuned", "heldout", "check"),
+        choices=("tuned", "heldout", "check", "fresh"),
         default="tuned",
-        help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, or "
-        "the check set written after the ranking was fixed",
+        help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, the "
+        "check set written after the first ranking rule was fixed, or the fresh set written "
+        "before its present thresholds were chosen",
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
-    slots = {"tuned": SLOTS, "heldout": HELDOUT_SLOTS, "check": CHECK_SLOTS}[args.slots]
+    slots = {
+        "tuned": SLOTS,
+        "heldout": HELDOUT_SLOTS,
+        "check": CHECK_SLOTS,
+        "fresh": FRESH_SLOTS,
+    }[args.slots]
     data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
     t0 = time.perf_counter()
     rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)

@@ -14,7 +14,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, HybridConfig
-from langchain_agentmem.index.hybrid import is_restatement
+from langchain_agentmem.index.hybrid import asks_current_value, is_restatement
 from tests.fakes import RecordingChatModel
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -45,7 +45,16 @@ LOOSE = (
     "I gave up tennis, these days I go bouldering instead.",
     "Which sport do I do on weekends?",
 )
-"""A change whose two statements are further apart (cosine 0.597) than the default 0.6."""
+"""A change whose two statements are further apart (cosine 0.597) than a stricter 0.6."""
+
+CHAIN = (
+    "My instrument is the violin, I practise every evening.",
+    "I switched from the violin to the drums, practising them now.",
+    "These days it's the harp I practise, the drums were too loud.",
+    "Which instrument do I practise?",
+)
+"""A fact changed twice. The plain ranking puts the first statement first and the second
+last; the latest is close to the second (cosine 0.69) but not to the first (0.47)."""
 
 
 def remember(memory: AgentMemory, old: str, new: str) -> None:
@@ -100,6 +109,25 @@ def test_a_question_or_another_speaker_does_not_supersede(memory: AgentMemory) -
     assert found[0] == "I live in Lisbon."  # the assistant's words never replace the user's
 
 
+@pytest.mark.parametrize(
+    ("question", "one_value"),
+    [
+        ("Where does Ana work?", True),
+        ("What pet does Rosa have now?", True),
+        ("Which team does Farid support?", True),
+        ("What does Sven drink in the morning?", True),
+        ("Where did Ana work before?", False),
+        ("What books has Melanie read?", False),
+        ("What are Nate's favorite desserts?", False),
+        ("Which places does Ana like?", False),
+        ("What kind of places have they checked out?", False),
+        ("How many games has John won?", False),
+    ],
+)
+def test_which_questions_ask_for_one_present_value(question: str, one_value: bool) -> None:
+    assert asks_current_value(question) is one_value
+
+
 def test_the_prompt_shows_the_current_fact_first_with_dates(memory: AgentMemory) -> None:
     remember(memory, CASES[0][0], CASES[0][1])
     llm = RecordingChatModel.replying("Berlin.")
@@ -115,15 +143,57 @@ def test_the_prompt_shows_the_current_fact_first_with_dates(memory: AgentMemory)
     assert prompt.index(new_line) < prompt.index(old_line)
 
 
-def test_a_looser_similarity_catches_restatements_further_apart(embeddings: Embeddings) -> None:
+def test_a_stricter_similarity_misses_restatements_further_apart(
+    embeddings: Embeddings,
+) -> None:
     old, new, now = LOOSE
     default = AgentMemory(":memory:", embeddings=embeddings)
-    loose = AgentMemory(
-        ":memory:", embeddings=embeddings, hybrid=HybridConfig(restatement_similarity=0.5)
+    strict = AgentMemory(
+        ":memory:", embeddings=embeddings, hybrid=HybridConfig(restatement_similarity=0.6)
     )
-    for mem in (default, loose):
+    for mem in (default, strict):
         remember(mem, old, new)
     found = [r.text for r in default.search(now, namespace="u", k=5)]
-    assert found.index(old) < found.index(new)  # the default's limit, measured
-    found = [r.text for r in loose.search(now, namespace="u", k=5)]
     assert found.index(new) < found.index(old)
+    found = [r.text for r in strict.search(now, namespace="u", k=5)]
+    assert found.index(old) < found.index(new)  # that threshold's limit, measured
+
+
+def test_a_fact_changed_twice_ends_with_its_latest_statement_first(
+    embeddings: Embeddings,
+) -> None:
+    first, second, latest, now = CHAIN
+    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
+    for mem in (plain, ranked):
+        day = T0
+        for text in [first, "The weather was grey all week.", second, "I read a novel.", latest]:
+            mem.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
+            day += timedelta(days=20)
+    found = [r.text for r in plain.search(now, namespace="u", k=5)]
+    assert found.index(first) < found.index(latest) < found.index(second)
+    found = [r.text for r in ranked.search(now, namespace="u", k=5)]
+    assert found.index(latest) < found.index(second) < found.index(first)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which instruments do I practise?",
+        "What are my instruments?",
+        "How many instruments do I practise?",
+    ],
+)
+def test_a_question_for_a_list_keeps_the_plain_ranking(
+    embeddings: Embeddings, question: str
+) -> None:
+    first, second, *_ = CHAIN
+    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
+    for mem in (plain, ranked):
+        remember(mem, first, second)
+    found = [r.text for r in plain.search(question, namespace="u", k=5)]
+    assert found.index(first) < found.index(second)  # what one-value questions would reorder
+    assert [r.text for r in ranked.search(question, namespace="u", k=5)] == found
+    now = [r.text for r in ranked.search("Which instrument do I practise?", namespace="u")]
+    assert now.index(second) < now.index(first)  # the same records do reorder for one value

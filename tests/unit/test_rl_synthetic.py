@@ -21,7 +21,10 @@ def test_seeded_and_deterministic() -> None:
     assert a != synthetic.generate(2, seed=8, turns=120)
 
 
-@pytest.mark.parametrize("slots", [synthetic.SLOTS, synthetic.HELDOUT_SLOTS, synthetic.CHECK_SLOTS])
+@pytest.mark.parametrize(
+    "slots",
+    [synthetic.SLOTS, synthetic.HELDOUT_SLOTS, synthetic.CHECK_SLOTS, synthetic.FRESH_SLOTS],
+)
 def test_locomo_schema_and_evidence(tmp_path: Path, slots: tuple[synthetic.Slot, ...]) -> None:
     data = synthetic.generate(3, seed=1, turns=150, slots=slots)
     file = synthetic.write(tmp_path / "facts.json", data)
