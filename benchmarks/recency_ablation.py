@@ -19,7 +19,7 @@ any wording, every question), the earlier release's ``newer_first`` (every prese
 question, no chains, relevance against the record passed over, similarity 0.6, relevance
 0.5), and the shipped ``newer_first`` rule of :mod:`langchain_agentmem.index.hybrid` over a
 grid of its two thresholds (defaults ``restatement_similarity=0.5``,
-``restatement_relevance=0.3``, chosen on the tuned and held-out sets and LoCoMo).
+``restatement_relevance=0.5``, chosen on the tuned and held-out sets and LoCoMo recall@1 and @10).
 
 Usage::
 

@@ -72,7 +72,7 @@ class HybridConfig:
     dates: bool = True
     newer_first: bool = True
     restatement_similarity: float = 0.5
-    restatement_relevance: float = 0.3
+    restatement_relevance: float = 0.5
 
     def __post_init__(self) -> None:
         for name in (

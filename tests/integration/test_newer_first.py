@@ -159,6 +159,14 @@ def test_a_stricter_similarity_misses_restatements_further_apart(
     assert found.index(old) < found.index(new)  # that threshold's limit, measured
 
 
+def remember_chain(memory: AgentMemory) -> None:
+    day = T0
+    first, second, latest, _ = CHAIN
+    for text in [first, "The weather was grey all week.", second, "I read a novel.", latest]:
+        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
+        day += timedelta(days=20)
+
+
 def test_a_fact_changed_twice_ends_with_its_latest_statement_first(
     embeddings: Embeddings,
 ) -> None:
@@ -166,10 +174,7 @@ def test_a_fact_changed_twice_ends_with_its_latest_statement_first(
     plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
     ranked = AgentMemory(":memory:", embeddings=embeddings)
     for mem in (plain, ranked):
-        day = T0
-        for text in [first, "The weather was grey all week.", second, "I read a novel.", latest]:
-            mem.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
-            day += timedelta(days=20)
+        remember_chain(mem)
     found = [r.text for r in plain.search(now, namespace="u", k=5)]
     assert found.index(first) < found.index(latest) < found.index(second)
     found = [r.text for r in ranked.search(now, namespace="u", k=5)]
@@ -187,13 +192,13 @@ def test_a_fact_changed_twice_ends_with_its_latest_statement_first(
 def test_a_question_for_a_list_keeps_the_plain_ranking(
     embeddings: Embeddings, question: str
 ) -> None:
-    first, second, *_ = CHAIN
+    first, _, latest, now = CHAIN
     plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
     ranked = AgentMemory(":memory:", embeddings=embeddings)
     for mem in (plain, ranked):
-        remember(mem, first, second)
+        remember_chain(mem)
     found = [r.text for r in plain.search(question, namespace="u", k=5)]
-    assert found.index(first) < found.index(second)  # what one-value questions would reorder
+    assert found.index(first) < found.index(latest)  # what a one-value question reorders
     assert [r.text for r in ranked.search(question, namespace="u", k=5)] == found
-    now = [r.text for r in ranked.search("Which instrument do I practise?", namespace="u")]
-    assert now.index(second) < now.index(first)  # the same records do reorder for one value
+    one = [r.text for r in ranked.search(now, namespace="u", k=5)]
+    assert one.index(latest) < one.index(first)
