@@ -190,8 +190,8 @@ def test_bad_hybrid_config_is_refused() -> None:
         HybridConfig(neighbour_lift="a lot")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="candidates must be >= 1"):
         HybridConfig(candidates=0)
-    with pytest.raises(InvalidInputError, match="restatement_similarity must be in"):
-        HybridConfig(restatement_similarity=2.0)
+    with pytest.raises(InvalidInputError, match="restatement_margin must be in"):
+        HybridConfig(restatement_margin=2.0)
     with pytest.raises(InvalidTypeError, match="restatement_relevance must be a number"):
         HybridConfig(restatement_relevance=None)  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="newer_first must be a bool"):

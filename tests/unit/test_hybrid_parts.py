@@ -1,13 +1,15 @@
-"""Parts of hybrid search: absolute BM25 normalisation and thread neighbours."""
+"""Parts of hybrid search: absolute BM25 normalisation, thread neighbours, background."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
+from langchain_agentmem.index.hybrid import background
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
 
@@ -143,3 +145,24 @@ def test_many_removals_renumber_the_slots() -> None:
     assert len(rids) == 10 and set(rids.tolist()) == set(range(2990, 3000))
     assert (scores > 0).all()  # "common" is in every live record
     assert [rid for rid, _ in index.search("word43", 5)] == [2993]
+
+
+@given(
+    n=st.integers(min_value=1, max_value=12),
+    seed=st.integers(min_value=0, max_value=2**31 - 1),
+)
+def test_background_is_the_pair_left_out_mean_cosine(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = sorted(set(rng.integers(0, n, size=3).tolist()))
+    sims = (vectors[rows] @ vectors.T).astype(np.float64)
+    got = background(vectors, rows, sims)
+    for r, i in enumerate(rows):
+        for j in range(n):
+            others = [m for m in range(n) if m not in (i, j)]
+            if i == j or not others:
+                continue
+            mine = np.mean([float(vectors[i] @ vectors[m]) for m in others])
+            theirs = np.mean([float(vectors[j] @ vectors[m]) for m in others])
+            assert abs(got[r, j] - (mine + theirs) / 2) < 1e-5
