@@ -10,8 +10,10 @@ scores, side by side in one run and with every turn kept:
   without "now"),
 - a third set written after the first rule and its thresholds were fixed (``CHECK_SLOTS``,
   seed 2); its figures were seen beside the others when the present thresholds were chosen,
-- a fourth set written before the present rule was chosen (``FRESH_SLOTS``, seed 3), used to
-  choose nothing,
+- a fourth set written before the present rule was chosen (``FRESH_SLOTS``, seed 3); its
+  figures were seen while rule designs were compared, never to set a threshold,
+- a fifth set written after the present rule was fixed (``UNSEEN_SLOTS``, seed 4), measured
+  once and used to choose nothing,
 - LoCoMo evidence recall@1 and @10 (the guard: @10 must stay >= 0.70),
 
 for the plain hybrid ranking, the "lift toward an older near-duplicate" rule (any speaker,
@@ -49,6 +51,7 @@ from langchain_agentmem.rl.synthetic import (
     FRESH_SLOTS,
     HELDOUT_SLOTS,
     SLOTS,
+    UNSEEN_SLOTS,
     generate,
     write,
 )
@@ -165,6 +168,7 @@ SETS = (
     ("held out", HELDOUT_SLOTS, 1),
     ("check", CHECK_SLOTS, 2),
     ("fresh", FRESH_SLOTS, 3),
+    ("unseen", UNSEEN_SLOTS, 4),
 )
 """Name, facts and phrasings, and seed of each synthetic set."""
 
@@ -219,8 +223,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "looked at while the rule "
             "was designed; check: CHECK_SLOTS, seed 2, written after the first rule was fixed, "
             "seen beside the others when the present thresholds were chosen; fresh: "
-            "FRESH_SLOTS, seed 3, written before the present rule was chosen, used to choose "
-            "nothing), current-fact and 'before' questions, k=5 (columns as in "
+            "FRESH_SLOTS, seed 3, written before the present rule was chosen, seen while "
+            "designs were compared, never to set a threshold; unseen: UNSEEN_SLOTS, seed 4, "
+            "written after the rule was fixed, measured once), current-fact and 'before' "
+            "questions, k=5 (columns as in "
             "policy_fact_change.txt). LoCoMo: evidence recall@1 and @10 of categories 1-4, "
             "every turn kept. 'lift older dup': a record lifted just above an older record of "
             "the result pool with cosine >= tau (any speaker, any question). 'earlier "

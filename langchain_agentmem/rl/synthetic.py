@@ -475,6 +475,107 @@ question-type parts of the ranking rule and its present thresholds were chosen; 
 choose nothing. Changes are worded in ways none of the other sets use ("Got the keys to a
 place in {v}!", "Meet the newest family member: {v}.")."""
 
+UNSEEN_SLOTS = (
+    Slot(
+        "gym",
+        ("the climbing gym", "a boxing club", "the pool downtown", "a crossfit box"),
+        (
+            "I'm a member of {v}, I go three times a week.",
+            "You can usually find me at {v} after work.",
+        ),
+        (
+            "Cancelled my membership at {old} and signed up at {v}.",
+            "I train at {v} now, it's closer to the office.",
+            "First session at {v} today, my arms are dead.",
+        ),
+        ("Which gym does {s} go to?", "Where does {s} train?"),
+        ("Where did {s} train before {v}?",),
+    ),
+    Slot(
+        "car",
+        ("a red Fiat", "an electric Kia", "a vintage Beetle", "a camper van"),
+        (
+            "I drive {v}, it's not fancy but it works.",
+            "My car is {v}.",
+        ),
+        (
+            "Traded in {old} for {v}.",
+            "The new car is {v}, I love it.",
+            "Picked up {v} from the dealer this morning.",
+        ),
+        ("What car does {s} drive?", "Which car is {s}'s?"),
+        ("What car did {s} drive before {v}?",),
+    ),
+    Slot(
+        "book_club",
+        (
+            "a crime fiction club",
+            "a poetry circle",
+            "a sci-fi book club",
+            "a history reading group",
+        ),
+        (
+            "Once a month I meet with {v}.",
+            "I belong to {v}, we argue a lot.",
+        ),
+        (
+            "I left {old}; these days I go to {v}.",
+            "Started attending {v} at the library.",
+            "{v} meets on Thursdays and I never miss it.",
+        ),
+        ("Which reading group does {s} attend?", "What book club is {s} in?"),
+        ("Which reading group did {s} attend before {v}?",),
+    ),
+    Slot(
+        "bank",
+        ("a local credit union", "an online bank", "the big national bank"),
+        (
+            "My money is with {v}.",
+            "I bank with {v}, the app is okay.",
+        ),
+        (
+            "Moved all my accounts to {v}.",
+            "Closed my account at {old}, I'm with {v} now.",
+            "Opened an account at {v}, the fees are lower.",
+        ),
+        ("Which bank does {s} use?", "Where does {s} bank?"),
+        ("Which bank did {s} use before {v}?",),
+    ),
+    Slot(
+        "shift",
+        ("the night shift", "early mornings", "a four-day week", "weekends only"),
+        (
+            "I work {v}, it messes with my sleep.",
+            "My schedule is {v}.",
+        ),
+        (
+            "My boss put me on {v}.",
+            "No more {old}, I'm on {v} from now on.",
+            "I asked HR and got {v}.",
+        ),
+        ("What schedule does {s} work?", "Which shift is {s} on?"),
+        ("What schedule did {s} work before {v}?",),
+    ),
+    Slot(
+        "coffee_place",
+        ("the corner cafe", "a Turkish bakery", "the station kiosk", "a fancy roastery"),
+        (
+            "I get my morning coffee at {v}.",
+            "{v} makes my coffee every day.",
+        ),
+        (
+            "Found a better spot: {v}.",
+            "The barista at {v} knows my order by now.",
+            "I stopped going to {old}, it's {v} for coffee these days.",
+        ),
+        ("Where does {s} buy coffee?", "Which cafe does {s} go to?"),
+        ("Where did {s} buy coffee before {v}?",),
+    ),
+)
+"""A fifth set, written after the present ranking rule and its thresholds were fixed and
+measured once: it chose nothing. Most of its changes carry no change word ("Picked up {v}
+from the dealer this morning.", "I asked HR and got {v}.")."""
+
 FILLER = (
     "How was your weekend?",
     "Pretty relaxed, I mostly stayed in and read.",
@@ -627,8 +728,8 @@ def generate(
         sessions: Dated sessions per conversation.
         facts: Facts (speaker, slot) per conversation; about half change once or twice.
         slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS`,
-            :data:`CHECK_SLOTS` or :data:`FRESH_SLOTS` for a check apart from the ones a
-            ranking was tuned on).
+            :data:`CHECK_SLOTS`, :data:`FRESH_SLOTS` or :data:`UNSEEN_SLOTS` for a check
+            apart from the ones a ranking was tuned on).
 
     Each ``qa`` entry has LoCoMo's keys plus ``fact``: ``kind`` (``"current"`` or
     ``"before"``), ``slot`` and ``stale`` (ids of earlier statements of the same fact).
@@ -806,11 +907,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
     parser.add_argument(
         "--slots",
-        choices=("tuned", "heldout", "check", "fresh"),
+        choices=("tuned", "heldout", "check", "fresh", "unseen"),
         default="tuned",
         help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, the "
-        "check set written after the first ranking rule was fixed, or the fresh set written "
-        "before its present thresholds were chosen",
+        "check set written after the first ranking rule was fixed, the fresh set written "
+        "before its present thresholds were chosen, or the unseen set written after",
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
@@ -819,6 +920,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "heldout": HELDOUT_SLOTS,
         "check": CHECK_SLOTS,
         "fresh": FRESH_SLOTS,
+        "unseen": UNSEEN_SLOTS,
     }[args.slots]
     data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
     t0 = time.perf_counter()

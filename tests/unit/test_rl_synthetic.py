@@ -23,7 +23,13 @@ def test_seeded_and_deterministic() -> None:
 
 @pytest.mark.parametrize(
     "slots",
-    [synthetic.SLOTS, synthetic.HELDOUT_SLOTS, synthetic.CHECK_SLOTS, synthetic.FRESH_SLOTS],
+    [
+        synthetic.SLOTS,
+        synthetic.HELDOUT_SLOTS,
+        synthetic.CHECK_SLOTS,
+        synthetic.FRESH_SLOTS,
+        synthetic.UNSEEN_SLOTS,
+    ],
 )
 def test_locomo_schema_and_evidence(tmp_path: Path, slots: tuple[synthetic.Slot, ...]) -> None:
     data = synthetic.generate(3, seed=1, turns=150, slots=slots)
