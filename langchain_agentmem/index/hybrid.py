@@ -315,7 +315,8 @@ def background(vectors: np.ndarray, rows: list[int], sims: np.ndarray) -> np.nda
     n = len(vectors)
     if n <= 2:
         return np.zeros_like(sims)
-    total = vectors @ vectors.sum(axis=0).astype(np.float64) - 1.0  # to all others, self out
+    own_sim = np.einsum("ij,ij->i", vectors, vectors)
+    total = (vectors @ vectors.sum(axis=0) - own_sim).astype(np.float64)  # others only
     others = n - 2
     own = (total[rows][:, None] - sims) / others
     theirs = (total[None, :] - sims) / others
