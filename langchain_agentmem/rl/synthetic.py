@@ -471,9 +471,10 @@ FRESH_SLOTS = (
     ),
 )
 """A fourth set, written after the check set had been looked at and before the chain and
-question-type parts of the ranking rule and its present thresholds were chosen; used to
-choose nothing. Changes are worded in ways none of the other sets use ("Got the keys to a
-place in {v}!", "Meet the newest family member: {v}.")."""
+question-type parts of the ranking rule and its present thresholds were chosen; its figures
+were seen while rule designs were compared, never used to set a threshold. Changes are
+worded in ways none of the other sets use ("Got the keys to a place in {v}!", "Meet the
+newest family member: {v}.")."""
 
 UNSEEN_SLOTS = (
     Slot(
