@@ -46,15 +46,7 @@ import numpy as np
 from langchain_agentmem.index.hybrid import PAST_WORDS, HybridConfig, is_restatement
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
-from langchain_agentmem.rl.synthetic import (
-    CHECK_SLOTS,
-    FRESH_SLOTS,
-    HELDOUT_SLOTS,
-    SLOTS,
-    UNSEEN_SLOTS,
-    generate,
-    write,
-)
+from langchain_agentmem.rl.synthetic import SLOT_SETS, generate, write
 
 POOL = 100
 PLAIN = HybridConfig(newer_first=False)
@@ -95,15 +87,15 @@ def earlier(pools: dict[str, list[list[tuple[int, float]]]]) -> Ranker:
         vectors = conv.turn_vectors[ids]
         when = np.array([(conv.turns[i].timestamp, i) for i in ids])
         order = np.lexsort((when[:, 1], when[:, 0]))
+        position = np.empty(len(ids), dtype=np.int64)
+        position[order] = np.arange(len(ids))
         speaker = np.array([conv.turns[i].speaker for i in ids])
         placed = base.copy()
         for b in order:
             if not is_restatement(conv.turns[ids[b]].text):
                 continue
-            earlier_ = np.zeros(len(ids), dtype=bool)
-            earlier_[order[: int(np.flatnonzero(order == b)[0])]] = True
             older = (
-                earlier_
+                (position < position[b])
                 & (speaker == speaker[b])
                 & (vectors @ vectors[b] >= 0.6)
                 & (base > base[b])
@@ -164,11 +156,11 @@ def locomo_recall(convs: list[Conversation], rank: Ranker, k: int = 10) -> float
 
 
 SETS = (
-    ("tuned", SLOTS, 0),
-    ("held out", HELDOUT_SLOTS, 1),
-    ("check", CHECK_SLOTS, 2),
-    ("fresh", FRESH_SLOTS, 3),
-    ("unseen", UNSEEN_SLOTS, 4),
+    ("tuned", SLOT_SETS["tuned"], 0),
+    ("held out", SLOT_SETS["heldout"], 1),
+    ("check", SLOT_SETS["check"], 2),
+    ("fresh", SLOT_SETS["fresh"], 3),
+    ("unseen", SLOT_SETS["unseen"], 4),
 )
 """Name, facts and phrasings, and seed of each synthetic set."""
 
@@ -220,21 +212,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         Path(args.out).write_text(
             f"{command}\n\nEvery turn kept (no policy). Synthetic: {args.n} fact-change "
             "conversations per set (tuned: SLOTS, seed 0; held out: HELDOUT_SLOTS, seed 1, "
-            "looked at while the rule "
-            "was designed; check: CHECK_SLOTS, seed 2, written after the first rule was fixed, "
-            "seen beside the others when the present thresholds were chosen; fresh: "
-            "FRESH_SLOTS, seed 3, written before the present rule was chosen, seen while "
-            "designs were compared, never to set a threshold; unseen: UNSEEN_SLOTS, seed 4, "
-            "written after the rule was fixed, measured once), current-fact and 'before' "
-            "questions, k=5 (columns as in "
-            "policy_fact_change.txt). LoCoMo: evidence recall@1 and @10 of categories 1-4, "
-            "every turn kept. 'lift older dup': a record lifted just above an older record of "
-            "the result pool with cosine >= tau (any speaker, any question). 'earlier "
-            "newer_first': the earlier release's rule (every present-tense question; a "
-            "restatement placed above the older records with cosine >= 0.6 it scores at least "
-            "0.5 x). 'newer_first': the shipped rule (same speaker, a statement worded as a "
-            "change, cosine to the older record >= margin above the pair's mean cosine to the "
-            "other candidates, score >= rel x the best record of the chain it joins; only "
+            "looked at while the rule was designed; check: CHECK_SLOTS, seed 2, written after "
+            "the first rule was fixed, seen beside the others when the present thresholds were "
+            "chosen; fresh: FRESH_SLOTS, seed 3, written before the present rule was chosen, "
+            "seen while designs were compared, never to set a threshold; unseen: UNSEEN_SLOTS, "
+            "seed 4, written after the rule was fixed, measured once), current-fact and 'before'"
+            " questions, k=5 (columns as in policy_fact_change.txt). LoCoMo: evidence recall@1 "
+            "and @10 of categories 1-4, every turn kept. 'lift older dup': a record lifted just "
+            "above an older record of the result pool with cosine >= tau (any speaker, any "
+            "question). 'earlier newer_first': the earlier release's rule (every present-tense "
+            "question; a restatement placed above the older records with cosine >= 0.6 it scores"
+            " at least 0.5 x). 'newer_first': the shipped rule (same speaker, a statement worded"
+            " as a change, cosine to the older record >= margin above the pair's mean cosine to "
+            "the other candidates, score >= rel x the best record of the chain it joins; only "
             "questions asking for one present value). Defaults: the least mean stale>cur of "
             "tuned and held out with LoCoMo R@1, R@10 and their cur@5 not below the earlier "
             "release's. Ran in "

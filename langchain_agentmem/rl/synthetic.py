@@ -889,6 +889,15 @@ def format_table(rows: Sequence[dict[str, Any]], k: int = 5) -> str:
     return "\n".join(lines)
 
 
+SLOT_SETS = {
+    "tuned": SLOTS,
+    "heldout": HELDOUT_SLOTS,
+    "check": CHECK_SLOTS,
+    "fresh": FRESH_SLOTS,
+    "unseen": UNSEEN_SLOTS,
+}
+"""Each set of facts and phrasings by the name ``--slots`` takes."""
+
 ALL_POLICIES = (
     "keep_all", "fifo", "lru", "random", "importance", "novelty", "forgetting_curve", "learned",
 )  # fmt: skip
@@ -908,7 +917,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
     parser.add_argument(
         "--slots",
-        choices=("tuned", "heldout", "check", "fresh", "unseen"),
+        choices=tuple(SLOT_SETS),
         default="tuned",
         help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, the "
         "check set written after the first ranking rule was fixed, the fresh set written "
@@ -916,13 +925,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
-    slots = {
-        "tuned": SLOTS,
-        "heldout": HELDOUT_SLOTS,
-        "check": CHECK_SLOTS,
-        "fresh": FRESH_SLOTS,
-        "unseen": UNSEEN_SLOTS,
-    }[args.slots]
+    slots = SLOT_SETS[args.slots]
     data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
     t0 = time.perf_counter()
     rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)

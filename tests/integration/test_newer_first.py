@@ -6,6 +6,7 @@ questions about what was true before keep the plain ranking.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -57,16 +58,39 @@ CHAIN = (
 last; the latest is close to the second (cosine 0.69) but not to the first (0.47)."""
 
 
+def remember_in_order(memory: AgentMemory, texts: list[str]) -> None:
+    """The user's turns of one thread, 20 days apart."""
+    day = T0
+    for text in texts:
+        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
+        day += timedelta(days=20)
+
+
 def remember(memory: AgentMemory, old: str, new: str) -> None:
     filler = [
         "The weather was grey all week.",
         "I watched a documentary about octopuses.",
         "My sister visited and we cooked dumplings.",
     ]
-    day = T0
-    for text in [old, *filler, new]:
-        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
-        day += timedelta(days=20)
+    remember_in_order(memory, [old, *filler, new])
+
+
+def remember_chain(memory: AgentMemory) -> None:
+    first, second, latest, _ = CHAIN
+    remember_in_order(
+        memory, [first, "The weather was grey all week.", second, "I read a novel.", latest]
+    )
+
+
+def plain_and_ranked(
+    embeddings: Embeddings, fill: Callable[[AgentMemory], None]
+) -> tuple[AgentMemory, AgentMemory]:
+    """The same records without and with newer-first ranking."""
+    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
+    for mem in (plain, ranked):
+        fill(mem)
+    return plain, ranked
 
 
 @pytest.mark.parametrize(("old", "new", "now", "before"), CASES)
@@ -84,10 +108,7 @@ def test_the_current_fact_ranks_first_and_the_old_one_stays_findable(
 def test_without_newer_first_the_stale_fact_can_win(embeddings: Embeddings) -> None:
     """The ranking step is what puts the move first (so the test above can fail)."""
     old, new, now, _ = CASES[0]
-    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
-    ranked = AgentMemory(":memory:", embeddings=embeddings)
-    for mem in (plain, ranked):
-        remember(mem, old, new)
+    plain, ranked = plain_and_ranked(embeddings, lambda mem: remember(mem, old, new))
     plain_found = [r.text for r in plain.search(now, namespace="u", k=5)]
     ranked_found = [r.text for r in ranked.search(now, namespace="u", k=5)]
     assert plain_found.index(old) < plain_found.index(new)
@@ -157,22 +178,11 @@ def test_a_larger_margin_misses_restatements_further_apart(embeddings: Embedding
     assert found.index(old) < found.index(new)  # a margin of 0.476 is under 0.5, measured
 
 
-def remember_chain(memory: AgentMemory) -> None:
-    day = T0
-    first, second, latest, _ = CHAIN
-    for text in [first, "The weather was grey all week.", second, "I read a novel.", latest]:
-        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
-        day += timedelta(days=20)
-
-
 def test_a_fact_changed_twice_ends_with_its_latest_statement_first(
     embeddings: Embeddings,
 ) -> None:
     first, second, latest, now = CHAIN
-    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
-    ranked = AgentMemory(":memory:", embeddings=embeddings)
-    for mem in (plain, ranked):
-        remember_chain(mem)
+    plain, ranked = plain_and_ranked(embeddings, remember_chain)
     found = [r.text for r in plain.search(now, namespace="u", k=5)]
     assert found.index(first) < found.index(latest) < found.index(second)
     found = [r.text for r in ranked.search(now, namespace="u", k=5)]
@@ -191,10 +201,7 @@ def test_a_question_for_a_list_keeps_the_plain_ranking(
     embeddings: Embeddings, question: str
 ) -> None:
     first, _, latest, now = CHAIN
-    plain = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(newer_first=False))
-    ranked = AgentMemory(":memory:", embeddings=embeddings)
-    for mem in (plain, ranked):
-        remember_chain(mem)
+    plain, ranked = plain_and_ranked(embeddings, remember_chain)
     found = [r.text for r in plain.search(question, namespace="u", k=5)]
     assert found.index(first) < found.index(latest)  # what a one-value question reorders
     assert [r.text for r in ranked.search(question, namespace="u", k=5)] == found
@@ -212,9 +219,6 @@ def test_a_change_of_something_else_does_not_pass_over_the_fact(embeddings: Embe
         "Ana: My sister visited and we cooked dumplings.",
         "Ana: I switched to oat milk in my coffee now.",
     ]
-    day = T0
-    for text in texts:
-        memory.add(text, namespace="u", thread="t", metadata={"role": "human"}, timestamp=day)
-        day += timedelta(days=20)
+    remember_in_order(memory, texts)
     found = [r.text for r in memory.search("Where does Ana live?", namespace="u", k=5)]
     assert found[0] == texts[0]
