@@ -28,8 +28,8 @@ from langchain_agentmem.index import (
     LexicalIndex,
     ThreadOrder,
     hybrid_search,
-    lexical_text,
-    tokenize,
+    lexical_counts,
+    reply_of,
 )
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.types import (
@@ -122,14 +122,15 @@ class NamespaceView:
         if dense:
             self.flush()
             self.index.add([row.rid], row.embedding.reshape(1, -1))
-        if terms is None:
-            self.lexical.add(
-                [row.rid], [lexical_text(row.text, row.created_at, dates=self.config.dates)]
-            )
-        else:
-            # The date in front tokenises apart from the text (see lexical_text).
-            date = lexical_text("", row.created_at, dates=self.config.dates)
-            self.lexical.add_counts([row.rid], [terms + Counter(tokenize(date))])
+        counts = lexical_counts(
+            row.text,
+            row.created_at,
+            dates=self.config.dates,
+            reply_to=reply_of(row.metadata),
+            reply_weight=self.config.reply_weight,
+            terms=terms,
+        )
+        self.lexical.add_counts([row.rid], [counts])
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):

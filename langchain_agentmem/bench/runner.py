@@ -16,6 +16,7 @@ from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, LoadReport
 from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
 from langchain_agentmem.index.hybrid import SEARCH_MODES
+from langchain_agentmem.index.text import REPLY_TO, asks, reply_texts
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import Vector
 
@@ -37,9 +38,13 @@ def turn_text(turn: Turn) -> str:
     return text
 
 
-def turn_metadata(turn: Turn) -> dict[str, Any]:
-    """Metadata stored with a turn (the id lets the bench score what comes back)."""
-    return {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session}
+def turn_metadata(turn: Turn, reply_to: str = "") -> dict[str, Any]:
+    """Metadata stored with a turn (the id lets the bench score what comes back) and, when
+    another speaker's turn just before in the session asked something, that question."""
+    meta: dict[str, Any] = {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session}
+    if asks(reply_to):
+        meta[REPLY_TO] = reply_to
+    return meta
 
 
 @dataclass
@@ -158,6 +163,9 @@ def run_locomo(
         for conv in conversations:
             namespace = f"locomo-{conv.sample_id}"
             texts = [turn_text(t) for t in conv.turns]
+            replies = reply_texts(
+                [t.speaker for t in conv.turns], [t.session for t in conv.turns], texts
+            )
             bar.set_postfix_str(f"{conv.sample_id}: ingest")
             for i, (turn, text) in enumerate(zip(conv.turns, texts, strict=True)):
                 t0 = time.perf_counter()
@@ -165,7 +173,7 @@ def run_locomo(
                     text,
                     namespace=namespace,
                     thread=f"{conv.sample_id}-session-{turn.session}",
-                    metadata=turn_metadata(turn),
+                    metadata=turn_metadata(turn, replies[i]),
                     timestamp=turn.date,
                     record_id=f"{conv.sample_id}:{turn.dia_id}",
                 )

@@ -12,7 +12,9 @@ match scores the same in every search, whatever else the namespace holds, and th
 in [0, 1]. Neighbours are the records just before and after in the same thread (by creation
 time): a turn that answers a matching turn ("Yes! A sunrise.") is lifted toward it. Records
 without a thread have no neighbours. Weights were chosen by leave-one-conversation-out on
-LoCoMo (``benchmarks/locomo_ablation.py``).
+LoCoMo (``benchmarks/locomo_ablation.py``). BM25 also reads, at ``reply_weight``, the
+question a record answers (``metadata["reply_to"]``), so "A sunrise!" is found by "What
+did I paint?" even where the question itself is not stored (``benchmarks/locomo_context.py``).
 
 Newer first: when a record restates, later, what the same speaker said in an older record
 that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just above the
@@ -65,6 +67,11 @@ class HybridConfig:
         candidates: How many of each side's best records are scored (at least ``k``).
         dates: Put each record's date in the text the lexical index sees (never in the
             returned ``.text``, never in the embedding).
+        reply_weight: How much each term of the question a record answers counts in the
+            lexical index, against 1 for the record's own terms (0: not indexed). The
+            question is ``metadata["reply_to"]`` when it holds a "?"; the chat surfaces
+            fill it with the assistant's message before the user's. Never in ``.text`` or
+            the embedding.
         newer_first: Place a later restatement of the same speaker's fact just above the
             older record it restates (see the module docstring).
         restatement_margin: Least amount by which the cosine between a record and an older
@@ -78,6 +85,7 @@ class HybridConfig:
     neighbour_lift: float = 0.5
     candidates: int = 100
     dates: bool = True
+    reply_weight: float = 0.5
     newer_first: bool = True
     restatement_margin: float = 0.15
     restatement_relevance: float = 0.3
@@ -86,6 +94,7 @@ class HybridConfig:
         for name in (
             "dense_weight",
             "neighbour_lift",
+            "reply_weight",
             "restatement_margin",
             "restatement_relevance",
         ):

@@ -47,9 +47,9 @@ class LexicalIndex:
         self._lengths = np.zeros(64, dtype=np.float32)
         self._used = 0
         self._terms: dict[int, Counter[str]] = {}
-        self._postings: dict[str, dict[int, int]] = {}
+        self._postings: dict[str, dict[int, float]] = {}
         self._arrays: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
-        self._total_length = 0
+        self._total_length = 0.0
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -91,7 +91,7 @@ class LexicalIndex:
             if not posting:
                 del self._postings[term]
             self._arrays.pop(term, None)
-        self._total_length -= int(self._lengths[slot])
+        self._total_length -= float(self._lengths[slot])
         self._rids[slot] = -1
         self._lengths[slot] = 0.0
 
@@ -102,7 +102,7 @@ class LexicalIndex:
         self._postings.clear()
         self._arrays.clear()
         self._used = 0
-        self._total_length = 0
+        self._total_length = 0.0
         size = max(64, 2 * len(live))
         self._rids = np.zeros(size, dtype=np.int64)
         self._lengths = np.zeros(size, dtype=np.float32)

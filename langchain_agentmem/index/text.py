@@ -2,7 +2,69 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from typing import Any
+
+from langchain_agentmem.index.lexical import tokenize
+
+REPLY_TO = "reply_to"
+"""Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""
+
+
+def reply_of(metadata: Mapping[str, Any]) -> str:
+    """The text a record replies to (``metadata["reply_to"]``), or ``""``."""
+    value = metadata.get(REPLY_TO)
+    return value if isinstance(value, str) else ""
+
+
+def asks(text: str) -> bool:
+    """Whether a message asks something (holds a "?"): only then is it kept and indexed as
+    what a record replies to."""
+    return "?" in text
+
+
+def reply_texts(
+    speakers: Sequence[object], sessions: Sequence[object], texts: Sequence[str]
+) -> list[str]:
+    """For turns in order, what each replies to: the turn before it in the same session when
+    another speaker said it, else ``""`` (how a conversation's turns fill ``reply_to``)."""
+    return [
+        texts[i - 1]
+        if i and sessions[i - 1] == sessions[i] and speakers[i - 1] != speakers[i]
+        else ""
+        for i in range(len(texts))
+    ]
+
+
+def lexical_counts(
+    text: str,
+    created_at: float | None,
+    *,
+    dates: bool,
+    reply_to: str = "",
+    reply_weight: float = 0.0,
+    terms: Counter[str] | None = None,
+) -> Counter[str]:
+    """The term counts the lexical index holds for a record: its text and date (see
+    :func:`lexical_text`) and, when the message it replies to asks something (holds a
+    "?"), each term of that message at ``reply_weight``.
+
+    The question lets a short answer ("A sunrise!") match what it answers ("What did you
+    paint?"); its terms count for less than the record's own, so a record that says a
+    thing outranks one that only answers about it. A reply to a statement ("Really? I
+    didn't see that coming." after "I adopted a cat.") takes none of its words: it would
+    otherwise crowd out the statement. ``terms``: the text already tokenised.
+    """
+    if terms is None:
+        counts = Counter(tokenize(lexical_text(text, created_at, dates=dates)))
+    else:  # the date in front tokenises apart from the text
+        counts = terms + Counter(tokenize(lexical_text("", created_at, dates=dates)))
+    if reply_weight > 0 and asks(reply_to):
+        for term, n in Counter(tokenize(reply_to)).items():
+            counts[term] += reply_weight * n  # type: ignore[assignment]
+    return counts
 
 
 def lexical_text(text: str, created_at: float | None, *, dates: bool) -> str:

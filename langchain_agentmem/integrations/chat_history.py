@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, tr
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index import REPLY_TO, asks
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
@@ -30,6 +31,31 @@ stored with their role, so a prompt shows them as the assistant's, never as the 
 
 MESSAGE_TYPES = ("human", "ai", "system", "tool", "function", "chat")
 """``BaseMessage.type`` values a history can be asked to remember."""
+
+
+REPLY_LOOKBACK = 8
+"""Stored messages read before an append, to find what the first new message replies to."""
+
+
+def replied_to(messages: Sequence[BaseMessage], i: int) -> str:
+    """The text of the newest message before ``messages[i]`` from the other side of the
+    conversation (human for an AI message, AI for any other), or ``""``."""
+    mine = messages[i].type
+    for message in reversed(messages[:i]):
+        if message.type in ("human", "ai") and message.type != mine:
+            text = str(message.text).strip()
+            if text:
+                return text
+    return ""
+
+
+def remembered_metadata(role: str, source: str, reply_to: str) -> dict[str, Any]:
+    """What is stored with a remembered message: its role, its source and, when the message
+    it replies to asks something, that question (the only replies search reads)."""
+    meta: dict[str, Any] = {"role": role, "source": source}
+    if asks(reply_to):
+        meta[REPLY_TO] = reply_to
+    return meta
 
 
 def check_roles(roles: object) -> tuple[str, ...]:
@@ -153,42 +179,64 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         return self.memory.messages(namespace=self.namespace, thread=self.thread)
 
     # -- writes ----------------------------------------------------------------------------
-    def _to_remember(self, messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
+    def _to_remember(
+        self, messages: Sequence[BaseMessage], earlier: Sequence[BaseMessage] = ()
+    ) -> list[tuple[str, str, str]]:
+        """``(role, text, reply_to)`` of each message offered (``earlier``: the thread's
+        newest stored messages before these)."""
         if not self.remember:
             return []
+        every = [*earlier, *messages]
         out = []
-        for message in messages:
+        for i in range(len(earlier), len(every)):
+            message = every[i]
             if message.type in self.remember_roles:
                 text = str(message.text)
                 if text.strip():
-                    out.append((message.type, text))
+                    out.append((message.type, text, replied_to(every, i)))
         return out
+
+    def _offered(self, messages: Sequence[BaseMessage]) -> bool:
+        return self.remember and any(
+            isinstance(m, BaseMessage) and m.type in self.remember_roles and str(m.text).strip()
+            for m in messages
+        )
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append messages (and offer them to long-term memory when ``remember``)."""
         messages = as_message_list(messages)
+        earlier: list[BaseMessage] = []
+        if self._offered(messages):
+            earlier = self.memory.messages(
+                namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
+            )
         self.memory.add_messages(messages, namespace=self.namespace, thread=self.thread)
-        items = self._to_remember(messages)
+        items = self._to_remember(messages, earlier)
         if items:
             decided = self.memory.add_many(
-                [text for _, text in items],
+                [text for _, text, _ in items],
                 namespace=self.namespace,
                 thread=self.thread,
-                metadatas=[{"role": role, "source": "chat"} for role, _ in items],
+                metadatas=[remembered_metadata(role, "chat", reply) for role, _, reply in items],
             )
             self._note_ops(decided)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async :meth:`add_messages`."""
         messages = as_message_list(messages)
+        earlier: list[BaseMessage] = []
+        if self._offered(messages):
+            earlier = await self.memory.amessages(
+                namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
+            )
         await self.memory.aadd_messages(messages, namespace=self.namespace, thread=self.thread)
-        items = self._to_remember(messages)
+        items = self._to_remember(messages, earlier)
         if items:
             decided = await self.memory.aadd_many(
-                [text for _, text in items],
+                [text for _, text, _ in items],
                 namespace=self.namespace,
                 thread=self.thread,
-                metadatas=[{"role": role, "source": "chat"} for role, _ in items],
+                metadatas=[remembered_metadata(role, "chat", reply) for role, _, reply in items],
             )
             self._note_ops(decided)
 

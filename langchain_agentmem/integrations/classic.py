@@ -17,7 +17,11 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import PrivateAttr
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
+from langchain_agentmem.integrations.chat_history import (
+    DEFAULT_REMEMBER_ROLES,
+    check_roles,
+    remembered_metadata,
+)
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
@@ -115,6 +119,7 @@ class AgentMemoryRecall(BaseMemory):
 
     _last_recalled: list[MemoryRecord] = PrivateAttr(default_factory=list)
     _last_ops: list[MemoryOp] = PrivateAttr(default_factory=list)
+    _last_output: str = PrivateAttr(default="")
 
     def __init__(
         self,
@@ -253,7 +258,11 @@ class AgentMemoryRecall(BaseMemory):
         return self._variables(found)
 
     # -- writes ----------------------------------------------------------------------------
-    def _exchange(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[tuple[str, str]]:
+    def _exchange(
+        self, inputs: dict[str, Any], outputs: dict[str, Any]
+    ) -> list[tuple[str, str, str]]:
+        """``(role, text, reply_to)`` of each side offered: the input replies to the previous
+        exchange's output (of this object), the output to the input."""
         if self.output_key is not None:
             if self.output_key not in outputs:
                 raise InvalidInputError(
@@ -272,19 +281,22 @@ class AgentMemoryRecall(BaseMemory):
             "human": _as_text(inputs[self._input_key(inputs)], what="the chain input"),
             "ai": _as_text(outputs[output_key], what="the chain output"),
         }
-        return [(role, sides[role]) for role in self.remember_roles if sides[role].strip()]
-
-    def _metadata(self, role: str) -> dict[str, Any]:
-        return {"role": role, "source": "chain"}
+        replies = {"human": self._last_output.strip(), "ai": sides["human"].strip()}
+        self._last_output = sides["ai"]
+        return [
+            (role, sides[role], replies[role])
+            for role in self.remember_roles
+            if sides[role].strip()
+        ]
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Offer the exchange to long-term memory (the policy decides what is kept)."""
         items = self._exchange(inputs, outputs)
         decided = self.memory.add_many(
-            [text for _, text in items],
+            [text for _, text, _ in items],
             namespace=self.namespace,
             thread=self.thread,
-            metadatas=[self._metadata(role) for role, _ in items],
+            metadatas=[remembered_metadata(role, "chain", reply) for role, _, reply in items],
         )
         self._last_ops = [op for item_ops in decided for op in item_ops]
 
@@ -292,10 +304,10 @@ class AgentMemoryRecall(BaseMemory):
         """Async :meth:`save_context`."""
         items = self._exchange(inputs, outputs)
         decided = await self.memory.aadd_many(
-            [text for _, text in items],
+            [text for _, text, _ in items],
             namespace=self.namespace,
             thread=self.thread,
-            metadatas=[self._metadata(role) for role, _ in items],
+            metadatas=[remembered_metadata(role, "chain", reply) for role, _, reply in items],
         )
         self._last_ops = [op for item_ops in decided for op in item_ops]
 

@@ -41,7 +41,7 @@ Usage:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NamedTuple, TypedDict
 from urllib.parse import quote
 
 from langchain_core.language_models import BaseLanguageModel
@@ -62,6 +62,8 @@ from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_positive_int,
     check_roles,
+    remembered_metadata,
+    replied_to,
 )
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -229,10 +231,28 @@ def latest_query(messages: Sequence[BaseMessage]) -> str | None:
     return message_text(messages[i]) or None
 
 
+class TurnItem(NamedTuple):
+    """A message of the latest turn offered to long-term memory."""
+
+    message: BaseMessage
+    text: str
+    reply_to: str
+    """The text of the message it answers (the newest earlier human or AI message of the
+    other side), or ``""``."""
+
+    def metadata(self, source: str) -> dict[str, Any]:
+        """What is stored with it: role, source, the message id and what it replies to."""
+        meta = remembered_metadata(self.message.type, source, self.reply_to)
+        if self.message.id is not None:
+            meta["message_id"] = self.message.id
+        return meta
+
+
 def turn_items(
     messages: Sequence[BaseMessage], roles: Sequence[str], skip: Iterable[str] = ()
-) -> list[tuple[BaseMessage, str]]:
-    """The messages of the latest turn worth offering to long-term memory, with their text.
+) -> list[TurnItem]:
+    """The messages of the latest turn worth offering to long-term memory, with their text
+    and the text they reply to.
 
     The latest turn runs from the newest human message to the end. AI messages that only
     call tools, tool results and messages without text are left out.
@@ -242,12 +262,13 @@ def turn_items(
         return []
     skipped = set(skip)
     out = []
-    for message in messages[start:]:
+    for i in range(start, len(messages)):
+        message = messages[i]
         if message.type not in roles or (message.id is not None and message.id in skipped):
             continue
         text = message_text(message)
         if text:
-            out.append((message, text))
+            out.append(TurnItem(message, text, replied_to(messages, i)))
     return out
 
 
@@ -606,7 +627,7 @@ def policy_node(
 
     def _plan(
         state: object, config: RunnableConfig
-    ) -> tuple[str, str | None, list[tuple[BaseMessage, str]], list[BaseMessage]]:
+    ) -> tuple[str, str | None, list[TurnItem], list[BaseMessage]]:
         namespace = user_namespace(config, user_key)
         thread = run_thread(config)
         messages = state_messages(state, messages_key)
@@ -626,29 +647,23 @@ def policy_node(
             update[messages_key] = removals
         return update
 
-    def _meta(message: BaseMessage) -> dict[str, Any]:
-        meta: dict[str, Any] = {"role": message.type, "source": source}
-        if message.id is not None:
-            meta["message_id"] = message.id
-        return meta
-
     def retain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
         memory.add_many(
-            [text for _, text in items],
+            [item.text for item in items],
             namespace=namespace,
             thread=thread,
-            metadatas=[_meta(message) for message, _ in items],
+            metadatas=[item.metadata(source) for item in items],
         )
         return _update(messages)
 
     async def aretain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
         await memory.aadd_many(
-            [text for _, text in items],
+            [item.text for item in items],
             namespace=namespace,
             thread=thread,
-            metadatas=[_meta(message) for message, _ in items],
+            metadatas=[item.metadata(source) for item in items],
         )
         return _update(messages)
 

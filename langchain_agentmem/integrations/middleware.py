@@ -39,6 +39,7 @@ from typing_extensions import NotRequired
 
 from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
 from langchain_agentmem.integrations.graph import (
+    TurnItem,
     check_memory,
     latest_human,
     latest_query,
@@ -243,7 +244,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         return await handler(self._request(request, await self._arecords(request)))
 
     # -- remember --------------------------------------------------------------------------
-    def _turn(self, state: AgentMemoryState) -> tuple[list[tuple[Any, str]], dict[str, Any]]:
+    def _turn(self, state: AgentMemoryState) -> tuple[list[TurnItem], dict[str, Any]]:
         messages = state["messages"]
         items = turn_items(messages, self.remember_roles, state.get("agentmem_remembered") or ())
         start = latest_human(messages)
@@ -257,10 +258,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
         self.memory.add_many(
-            [text for _, text in items],
+            [item.text for item in items],
             namespace=namespace,
             thread=thread,
-            metadatas=[{"role": message.type, "source": "agent"} for message, _ in items],
+            metadatas=[item.metadata("agent") for item in items],
         )
         return update
 
@@ -273,10 +274,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
         await self.memory.aadd_many(
-            [text for _, text in items],
+            [item.text for item in items],
             namespace=namespace,
             thread=thread,
-            metadatas=[{"role": message.type, "source": "agent"} for message, _ in items],
+            metadatas=[item.metadata("agent") for item in items],
         )
         return update
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
-from langchain_agentmem.index.text import lexical_text
+from langchain_agentmem.index.text import lexical_counts, reply_texts
 from langchain_agentmem.rl.data import Conversation
 
 FloatArray = npt.NDArray[np.float32]
@@ -31,12 +31,27 @@ def _thread(conv: Conversation, i: int) -> str:
     return f"session-{conv.turns[i].session}"
 
 
+def replies(conv: Conversation) -> list[str]:
+    """What each turn replies to (its ``reply_to``, as ``agentmem bench`` stores it)."""
+    turns = conv.turns
+    return reply_texts(
+        [t.speaker for t in turns], [t.session for t in turns], [t.text for t in turns]
+    )
+
+
 def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:
     index = LexicalIndex()
-    index.add(
+    reply = replies(conv)
+    index.add_counts(
         list(kept),
         [
-            lexical_text(conv.turns[i].text, conv.turns[i].timestamp, dates=config.dates)
+            lexical_counts(
+                conv.turns[i].text,
+                conv.turns[i].timestamp,
+                dates=config.dates,
+                reply_to=reply[i],
+                reply_weight=config.reply_weight,
+            )
             for i in kept
         ],
     )

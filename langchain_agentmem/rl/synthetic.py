@@ -822,6 +822,7 @@ def measure_fact_change(
     from langchain_agentmem.bench.locomo import load_locomo
     from langchain_agentmem.bench.runner import turn_metadata, turn_text
     from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.index.text import reply_texts
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.rl.budget import capacity_for
 
@@ -839,16 +840,21 @@ def measure_fact_change(
                 caps.append(str(cap) if cap else "all")
                 text_of = {t.dia_id: turn_text(t) for t in conv.turns}
                 url = f"sqlite:///{Path(tmp) / f'{name}-{c_i}.db'}"
+                replies = reply_texts(
+                    [t.speaker for t in conv.turns],
+                    [t.session for t in conv.turns],
+                    [text_of[t.dia_id] for t in conv.turns],
+                )
                 with AgentMemory(url, embeddings=emb, policy=name, capacity=cap) as mem:
                     ns = "facts"
-                    for t in conv.turns:
+                    for t, reply in zip(conv.turns, replies, strict=True):
                         mem.add(
                             text_of[t.dia_id],
                             namespace=ns,
                             thread=f"session-{t.session}",
                             timestamp=t.date,
                             record_id=f"{conv.sample_id}:{t.dia_id}",
-                            metadata=turn_metadata(t),
+                            metadata=turn_metadata(t, reply),
                         )
                     for d in mem.decisions(ns):
                         key = d.kind.value.lower()

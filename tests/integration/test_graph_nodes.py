@@ -414,6 +414,12 @@ def test_policy_node_offers_text_not_tool_traffic(memory: AgentMemory) -> None:
     update = node.invoke({"messages": tool_thread()[:7]}, cfg("alice", "tools"))
     texts = {r.text for r in memory.records("alice")}
     assert texts == {"Weather in Lyon?", "It is sunny in Lyon."}
+    # The reply is stored with the question it answers, past the tool traffic; the user's
+    # question follows a greeting, which asks nothing, so nothing is kept for it.
+    assert {r.text: r.metadata.get("reply_to") for r in memory.records("alice")} == {
+        "Weather in Lyon?": None,
+        "It is sunny in Lyon.": "Weather in Lyon?",
+    }
     assert update["remembered"] == ["h2", "a2", "t2", "a3"]
     assert {m.id for m in update["messages"]} == {"h1", "a1"}
     # Offered once: the same turn again (as when a graph loops) adds nothing.

@@ -73,6 +73,23 @@ def test_recall_across_threads_into_the_system_prompt(memory: AgentMemory) -> No
     assert {r.text for r in memory.records("bob")} == {"Suggest a dinner for me."}
 
 
+def test_a_later_turn_is_stored_with_what_it_answers(memory: AgentMemory) -> None:
+    llm = RecordingChatModel.replying("What did you paint last weekend?", "Lovely.")
+    agent = create_agent(
+        llm, middleware=[AgentMemoryMiddleware(memory, k=2)], checkpointer=InMemorySaver()
+    )
+    agent.invoke(ask("I paint on weekends."), cfg("alice", "t1"))
+    agent.invoke(ask("A sunrise over the lake!"), cfg("alice", "t1"))
+    stored = {r.text: r.metadata.get("reply_to") for r in memory.records("alice")}
+    assert stored == {
+        "I paint on weekends.": None,
+        "A sunrise over the lake!": "What did you paint last weekend?",
+    }
+    # Found by what it answers, though its own words do not say it.
+    hits = memory.search("What did I paint last weekend?", namespace="alice", k=1)
+    assert hits[0].text == "A sunrise over the lake!"
+
+
 async def test_async_agent(memory: AgentMemory) -> None:
     llm = RecordingChatModel.replying("Noted.")
     agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory)])

@@ -1,0 +1,160 @@
+"""What a record replies to: indexed for search with it, stored with it, erased with it.
+
+Real embedding model, real SQLite: the user's short answer ("A sunrise over the lake!") is
+found by a question about what it answers ("What did I paint?"), on every surface that
+offers the user's words to long-term memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langchain_agentmem import (
+    AgentMemory,
+    AgentMemoryRecall,
+    BufferChatMessageHistory,
+    HybridConfig,
+    InvalidTypeError,
+    SentenceTransformerEmbeddings,
+)
+from langchain_agentmem.integrations.graph import turn_items
+
+NS = "alice"
+ANSWER = "A sunrise over the lake!"
+ASKED = "What did you paint last weekend?"
+OTHERS = [
+    "We watched a documentary about painters in Paris.",
+    "I went hiking with my sister on Saturday.",
+    "My cat knocked a vase off the shelf.",
+    "Work was busy, three deadlines this week.",
+    "I cooked pasta with mushrooms for dinner.",
+    "The new phone takes much better photos.",
+]
+
+
+def open_memory(path: Path, embeddings: SentenceTransformerEmbeddings, **kw: Any) -> AgentMemory:
+    return AgentMemory(f"sqlite:///{path}", embeddings=embeddings, **kw)
+
+
+def fill(memory: AgentMemory) -> str:
+    for i, text in enumerate(OTHERS):
+        memory.add(text, namespace=NS, thread="t0", metadata={"role": "human", "n": i})
+    memory.add(
+        ANSWER,
+        namespace=NS,
+        thread="t1",
+        metadata={"role": "human", "reply_to": ASKED},
+        record_id="answer",
+    )
+    return "answer"
+
+
+def top_text(memory: AgentMemory, query: str, mode: str = "hybrid") -> str | None:
+    hits = memory.search(query, namespace=NS, k=1, mode=mode)
+    return hits[0].text if hits else None
+
+
+def test_an_answer_is_found_by_what_it_answers(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    with open_memory(tmp_path / "m.db", embeddings) as memory:
+        fill(memory)
+        assert top_text(memory, "What did I paint?") == ANSWER
+        hit = memory.search("What did I paint?", namespace=NS, k=1)[0]
+        assert hit.text == ANSWER  # the reply is indexed, never returned as the record's text
+        assert hit.metadata["reply_to"] == ASKED
+    # The same records without the reply in the index: the answer is not found first.
+    with open_memory(
+        tmp_path / "m.db", embeddings, hybrid=HybridConfig(reply_weight=0.0)
+    ) as memory:
+        assert top_text(memory, "What did I paint?") != ANSWER
+
+
+def test_a_comment_on_a_statement_does_not_take_its_words(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    with open_memory(tmp_path / "m.db", embeddings) as memory:
+        fill(memory)
+        memory.add(
+            "Really? I did not see that coming.",
+            namespace=NS,
+            metadata={"reply_to": "I adopted a tabby cat called Miso."},
+        )
+        # Only a question is indexed with its answer: the comment is not found by the cat.
+        assert memory.search("tabby Miso adopted", namespace=NS, k=3, mode="lexical") == []
+
+
+def test_reply_survives_a_restart_and_goes_with_its_record(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    path = tmp_path / "m.db"
+    with open_memory(path, embeddings) as memory:
+        record_id = fill(memory)
+    with open_memory(path, embeddings) as memory:  # indexes rebuilt from the store
+        assert top_text(memory, "weekend paint", mode="lexical") == ANSWER
+        memory.delete(record_id, namespace=NS)
+        # Its words were its own: no other record matches them now.
+        assert memory.search("weekend paint", namespace=NS, k=3, mode="lexical") == []
+    with open_memory(path, embeddings) as memory:
+        assert memory.search("weekend paint", namespace=NS, k=3, mode="lexical") == []
+
+
+def test_a_reply_that_is_not_text_is_refused_and_nothing_is_lost(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    with open_memory(tmp_path / "m.db", embeddings) as memory:
+        fill(memory)
+        before = len(memory.records(NS))
+        with pytest.raises(InvalidTypeError, match=r"metadata\['reply_to'\] must be a str"):
+            memory.add("Blue.", namespace=NS, metadata={"reply_to": ["What colour?"]})
+        assert len(memory.records(NS)) == before
+        assert top_text(memory, "What did I paint?") == ANSWER
+
+
+def stored_replies(memory: AgentMemory) -> dict[str, str | None]:
+    return {r.text: r.metadata.get("reply_to") for r in memory.records(NS)}
+
+
+def test_history_stores_what_each_user_message_answers(memory: AgentMemory) -> None:
+    history = BufferChatMessageHistory(memory, namespace=NS, thread="t1", remember=True)
+    history.add_messages([HumanMessage("Hi!"), AIMessage(ASKED)])
+    history.add_messages([HumanMessage(ANSWER), AIMessage("Lovely.")])
+    # A new history object, as after a restart: the answered question is read from the store.
+    again = BufferChatMessageHistory(memory, namespace=NS, thread="t1", remember=True)
+    again.add_messages([HumanMessage("And a boat.")])
+    # Only a question is kept as what a message replies to ("Lovely." asks nothing).
+    assert stored_replies(memory) == {"Hi!": None, ANSWER: ASKED, "And a boat.": None}
+    assert top_text(memory, "What did I paint?") == ANSWER
+
+
+def test_classic_memory_stores_what_the_input_answers(memory: AgentMemory) -> None:
+    recall = AgentMemoryRecall(memory, namespace=NS, thread="t1")
+    recall.save_context({"input": "Hi!"}, {"response": ASKED})
+    recall.save_context({"input": ANSWER}, {"response": "Lovely."})
+    assert stored_replies(memory) == {"Hi!": None, ANSWER: ASKED}
+
+
+def test_turn_items_reply_to_the_other_side_skipping_tool_traffic() -> None:
+    messages: list[BaseMessage] = [
+        HumanMessage("Hi!", id="h1"),
+        AIMessage(ASKED, id="a1"),
+        HumanMessage(ANSWER, id="h2"),
+        AIMessage("", id="a2", tool_calls=[{"name": "save", "args": {}, "id": "c1"}]),
+        ToolMessage("saved", tool_call_id="c1", id="t1"),
+        AIMessage("Lovely.", id="a3"),
+    ]
+    items = turn_items(messages, ("human", "ai"))
+    assert [(i.text, i.reply_to) for i in items] == [(ANSWER, ASKED), ("Lovely.", ANSWER)]
+    assert items[0].metadata("agent") == {
+        "role": "human",
+        "source": "agent",
+        "message_id": "h2",
+        "reply_to": ASKED,
+    }
+    first = turn_items(messages[:2], ("human",))
+    assert [(i.text, i.reply_to) for i in first] == [("Hi!", "")]
+    assert "reply_to" not in first[0].metadata("agent")
