@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem import AgentMemory
+from langchain_agentmem.index import asks
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
-from langchain_agentmem.rl.retrieval import hybrid_orders, static_scores
+from langchain_agentmem.rl.retrieval import hybrid_orders, replies, static_scores
 
 SESSIONS = [
     [
@@ -57,6 +58,9 @@ def test_replayed_hybrid_search_is_agentmemorys_search(tmp_path: Path, embedding
     [conv] = embed_conversations(load_locomo(_file(tmp_path / "c.json")), embeddings, cache=False)  # type: ignore[arg-type]
     kept = [0, 2, 3, 5, 6, 8, 9, 11]  # what some policy kept
     mem = AgentMemory("sqlite:///:memory:", embeddings=embeddings)  # type: ignore[arg-type]
+    # As the bench stores them: a turn that follows the other speaker's question keeps it.
+    reply = replies(conv)
+    assert sum(asks(r) for r in reply) == 4  # the four questions of the sessions above
     with mem:
         for i in kept:
             turn = conv.turns[i]
@@ -65,7 +69,7 @@ def test_replayed_hybrid_search_is_agentmemorys_search(tmp_path: Path, embedding
                 namespace="u",
                 thread=f"session-{turn.session}",
                 timestamp=datetime.fromtimestamp(turn.timestamp, tz=timezone.utc),
-                metadata={"turn": i},
+                metadata={"turn": i, **({"reply_to": reply[i]} if asks(reply[i]) else {})},
             )
         for k in (3, 5):
             expected = [
