@@ -89,13 +89,6 @@ def check_metadata(metadata: object) -> dict[str, Any]:
             f"metadata must be a dict, got {type(metadata).__name__} {_short(metadata)}"
         )
     _check_json(metadata, "metadata", set(), 0)
-    reply = metadata.get("reply_to")
-    if reply is not None and not isinstance(reply, str):
-        raise InvalidTypeError(
-            f"metadata['reply_to'] must be a str (the text of the message this one answers, "
-            f"which the lexical index reads with it), got {type(reply).__name__} "
-            f"{_short(reply)}; pass the message's text or leave the key out"
-        )
     return dict(metadata)
 
 
