@@ -49,6 +49,11 @@ def replied_to(messages: Sequence[BaseMessage], i: int) -> str:
     return ""
 
 
+def keeps_replies(memory: AgentMemory) -> bool:
+    """Whether ``memory``'s search reads what a message replies to (so a surface keeps it)."""
+    return memory.hybrid.reply_weight > 0
+
+
 def remembered_metadata(role: str, source: str, reply_to: str) -> dict[str, Any]:
     """What is stored with a remembered message: its role, its source and, when the message
     it replies to asks something, that question (the only replies search reads)."""
@@ -193,20 +198,27 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
             if message.type in self.remember_roles:
                 text = str(message.text)
                 if text.strip():
-                    out.append((message.type, text, replied_to(every, i)))
+                    reply = replied_to(every, i) if keeps_replies(self.memory) else ""
+                    out.append((message.type, text, reply))
         return out
 
-    def _offered(self, messages: Sequence[BaseMessage]) -> bool:
-        return self.remember and any(
-            isinstance(m, BaseMessage) and m.type in self.remember_roles and str(m.text).strip()
-            for m in messages
+    def _needs_earlier(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether to read the thread's newest messages: something is offered and the
+        memory keeps what it replies to."""
+        return (
+            self.remember
+            and keeps_replies(self.memory)
+            and any(
+                isinstance(m, BaseMessage) and m.type in self.remember_roles and str(m.text).strip()
+                for m in messages
+            )
         )
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append messages (and offer them to long-term memory when ``remember``)."""
         messages = as_message_list(messages)
         earlier: list[BaseMessage] = []
-        if self._offered(messages):
+        if self._needs_earlier(messages):
             earlier = self.memory.messages(
                 namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
             )
@@ -225,7 +237,7 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         """Async :meth:`add_messages`."""
         messages = as_message_list(messages)
         earlier: list[BaseMessage] = []
-        if self._offered(messages):
+        if self._needs_earlier(messages):
             earlier = await self.memory.amessages(
                 namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
             )

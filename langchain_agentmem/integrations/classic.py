@@ -20,6 +20,7 @@ from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_roles,
+    keeps_replies,
     remembered_metadata,
 )
 from langchain_agentmem.integrations.prompt import (
@@ -282,6 +283,8 @@ class AgentMemoryRecall(BaseMemory):
             "ai": _as_text(outputs[output_key], what="the chain output"),
         }
         replies = {"human": self._last_output.strip(), "ai": sides["human"].strip()}
+        if not keeps_replies(self.memory):
+            replies = {"human": "", "ai": ""}
         self._last_output = sides["ai"]
         return [
             (role, sides[role], replies[role])

@@ -62,6 +62,7 @@ from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_positive_int,
     check_roles,
+    keeps_replies,
     remembered_metadata,
     replied_to,
 )
@@ -249,10 +250,14 @@ class TurnItem(NamedTuple):
 
 
 def turn_items(
-    messages: Sequence[BaseMessage], roles: Sequence[str], skip: Iterable[str] = ()
+    messages: Sequence[BaseMessage],
+    roles: Sequence[str],
+    skip: Iterable[str] = (),
+    *,
+    replies: bool = True,
 ) -> list[TurnItem]:
     """The messages of the latest turn worth offering to long-term memory, with their text
-    and the text they reply to.
+    and (when ``replies``) the text they reply to.
 
     The latest turn runs from the newest human message to the end. AI messages that only
     call tools, tool results and messages without text are left out.
@@ -268,7 +273,7 @@ def turn_items(
             continue
         text = message_text(message)
         if text:
-            out.append(TurnItem(message, text, replied_to(messages, i)))
+            out.append(TurnItem(message, text, replied_to(messages, i) if replies else ""))
     return out
 
 
@@ -632,7 +637,7 @@ def policy_node(
         thread = run_thread(config)
         messages = state_messages(state, messages_key)
         done = state.get("remembered") if isinstance(state, Mapping) else None
-        items = turn_items(messages, roles, done or ())
+        items = turn_items(messages, roles, done or (), replies=keeps_replies(memory))
         return namespace, thread, items, messages
 
     def _update(messages: list[BaseMessage]) -> dict[str, Any]:

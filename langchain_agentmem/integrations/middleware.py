@@ -37,7 +37,11 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_agentmem.integrations.chat_history import DEFAULT_REMEMBER_ROLES, check_roles
+from langchain_agentmem.integrations.chat_history import (
+    DEFAULT_REMEMBER_ROLES,
+    check_roles,
+    keeps_replies,
+)
 from langchain_agentmem.integrations.graph import (
     TurnItem,
     check_memory,
@@ -246,7 +250,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
     # -- remember --------------------------------------------------------------------------
     def _turn(self, state: AgentMemoryState) -> tuple[list[TurnItem], dict[str, Any]]:
         messages = state["messages"]
-        items = turn_items(messages, self.remember_roles, state.get("agentmem_remembered") or ())
+        items = turn_items(
+            messages,
+            self.remember_roles,
+            state.get("agentmem_remembered") or (),
+            replies=keeps_replies(self.memory),
+        )
         start = latest_human(messages)
         done = [] if start is None else [m.id for m in messages[start:] if m.id is not None]
         return items, {"agentmem_remembered": done}

@@ -139,6 +139,23 @@ def test_history_stores_what_each_user_message_answers(memory: AgentMemory) -> N
     assert top_text(memory, "What did I paint?") == ANSWER
 
 
+def test_nothing_of_the_assistant_is_kept_when_search_does_not_read_it(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    with open_memory(
+        tmp_path / "m.db", embeddings, hybrid=HybridConfig(reply_weight=0.0)
+    ) as memory:
+        history = BufferChatMessageHistory(memory, namespace=NS, thread="t1", remember=True)
+        history.add_messages([HumanMessage("Hi!"), AIMessage(ASKED)])
+        history.add_messages([HumanMessage(ANSWER)])
+        recall = AgentMemoryRecall(memory, namespace=NS, thread="t2")
+        recall.save_context({"input": "Hi!"}, {"response": ASKED})
+        recall.save_context({"input": "A boat."}, {"response": "Nice."})
+        assert all("reply_to" not in r.metadata for r in memory.records(NS))
+    messages: list[BaseMessage] = [HumanMessage("Hi!"), AIMessage(ASKED), HumanMessage(ANSWER)]
+    assert turn_items(messages, ("human",), replies=False)[0].reply_to == ""
+
+
 def test_classic_memory_stores_what_the_input_answers(memory: AgentMemory) -> None:
     recall = AgentMemoryRecall(memory, namespace=NS, thread="t1")
     recall.save_context({"input": "Hi!"}, {"response": ASKED})
