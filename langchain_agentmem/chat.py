@@ -148,12 +148,12 @@ def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
 
 
 def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
-    from langchain_agentmem.integrations.prompt import quote, speaker
+    from langchain_agentmem.integrations.prompt import memory_line
 
     records = memory.records(user)
     for record in records:
-        when = record.created_at.date().isoformat() if record.created_at else "undated"
-        stdout.write(f"{record.id}  [{when}] {speaker(record)}: {quote(record.text)}\n")
+        # As the model is told it, without the list's dash: date, who, what it replied to.
+        stdout.write(f"{record.id}  {memory_line(record).removeprefix('- ')}\n")
     stdout.write(f"({len(records)} memories)\n")
 
 

@@ -38,13 +38,27 @@ def chat(
 
 
 def test_chat_remembers_across_threads(tmp_path: Path) -> None:
-    with ScriptedOpenAIServer("Nice, Miso is a lovely name.", "Your cat is Miso.") as server:
+    with ScriptedOpenAIServer(
+        "Nice, Miso is a lovely name. How old is she?", "Lovely.", "Your cat is Miso."
+    ) as server:
         env = {"OPENAI_BASE_URL": server.url, "OPENAI_MODEL": "scripted-model"}
-        first = chat(tmp_path, env, "My cat is called Miso.\n/memories\n", "--user", "alice")
+        first = chat(
+            tmp_path,
+            env,
+            "My cat is called Miso.\nShe turns three.\n/memories\n",
+            "--user",
+            "alice",
+        )
         assert first.returncode == 0, first.stderr
-        assert "assistant> Nice, Miso is a lovely name." in first.stdout
+        assert "assistant> Nice, Miso is a lovely name. How old is she?" in first.stdout
         assert '] user: "My cat is called Miso."' in first.stdout
-        assert "(1 memories)" in first.stdout  # the user's words; replies only when asked
+        # Listed as the model is told it: with the question the user answered.
+        asked = (
+            '] user (replying to "Nice, Miso is a lovely name. How old is she?"): '
+            '"She turns three."'
+        )
+        assert asked in first.stdout
+        assert "(2 memories)" in first.stdout  # the user's words; replies only when asked
 
         second = chat(
             tmp_path, env, "What is my cat's name?\n/quit\n", "--user", "alice", "--thread", "t2"
