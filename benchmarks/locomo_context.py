@@ -35,9 +35,7 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,9 +52,19 @@ from benchmarks.locomo_ablation import (
     embed_cached,
     held_out,
     prepare,
+    recall,
 )
-from benchmarks.locomo_prf import A_NEAR, B_SHIPPED, LEX, W_NEAR, shipped
-from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, load_locomo
+from benchmarks.locomo_prf import (
+    A_NEAR,
+    B_SHIPPED,
+    LEX,
+    W_NEAR,
+    held_out_rows,
+    options,
+    shipped,
+    write,
+)
+from langchain_agentmem.bench.locomo import Conversation, load_locomo
 from langchain_agentmem.bench.runner import turn_text
 from langchain_agentmem.index.lexical import tokenize
 
@@ -175,14 +183,13 @@ def variants() -> list[Variant]:
     ]
 
 
-def one_speaker(conversations: list[Conversation], cache: Path) -> dict[str, list[Any]]:
-    """Per context kind, per (w, a): each memory's recall@10 of its questions."""
-    from benchmarks.locomo_ablation import recall
+def one_speaker(conversations: list[Conversation], cache: Path) -> dict[str, list[Conv]]:
+    """Per context kind, one score matrix per memory (one speaker's turns of a conversation)."""
     from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
 
     model = SentenceTransformerEmbeddings().model
     tag = "all-MiniLM-L6-v2"
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[Conv]] = {}
     for conv in conversations:
         for who in sorted({t.speaker for t in conv.turns}):
             idx = [i for i, t in enumerate(conv.turns) if t.speaker == who]
@@ -207,17 +214,6 @@ def one_speaker(conversations: list[Conversation], cache: Path) -> dict[str, lis
             qvec = embed_cached([q.question for q in qs], cache, model, tag)
             dvec = embed_cached([turn_text(t) for t in turns], cache, model, tag)
             qtok = [tokenize(q.question) for q in qs]
-            c = Conv(
-                cid=f"{conv.sample_id}/{who}",
-                cos={"speaker": qvec @ dvec.T},
-                bm25={},
-                ceiling={},
-                ceiling_vocab={},
-                evidence=[np.array([pos[e] for e in q.evidence]) for q in qs],
-                categories=np.array([q.category for q in qs]),
-                when=np.zeros(len(qs), dtype=bool),
-                session=session,
-            )
             for kind, ctx in (
                 ("none", [""] * len(turns)),
                 ("own previous", own),
@@ -226,24 +222,24 @@ def one_speaker(conversations: list[Conversation], cache: Path) -> dict[str, lis
             ):
                 texts = [f"{dated_text(t)} {x}".strip() for t, x in zip(turns, ctx, strict=True)]
                 bm, ceiling, _ = bm25_matrix([tokenize(x) for x in texts], qtok, B_SHIPPED)
-                c.bm25[LEX], c.ceiling[LEX] = bm, ceiling
                 out.setdefault(kind, []).append(
-                    {(w, a): recall(c, shipped(c, w, a)) for w in W_NEAR for a in A_NEAR}
+                    Conv(
+                        cid=f"{conv.sample_id}/{who}",
+                        cos={"speaker": qvec @ dvec.T},
+                        bm25={LEX: bm},
+                        ceiling={LEX: ceiling},
+                        ceiling_vocab={},
+                        evidence=[np.array([pos[e] for e in q.evidence]) for q in qs],
+                        categories=np.array([q.category for q in qs]),
+                        when=np.zeros(len(qs), dtype=bool),
+                        session=session,
+                    )
                 )
     return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="../shared/datasets/locomo/locomo_dev.json")
-    parser.add_argument(
-        "--cache", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "agentmem-ablation")
-    )
-    parser.add_argument("--out", default=None, help="also write the table to this file")
-    args = parser.parse_args()
-    import torch
-
-    torch.set_num_threads(1)
+    args = options(__doc__.splitlines()[0])
     conversations, _ = load_locomo(args.data)
     t0 = time.perf_counter()
     convs = prepare(conversations, Path(args.cache))
@@ -256,24 +252,7 @@ def main() -> None:
         "single grid point on all 6; module docstring for the rows.",
         f"prepared {len(convs)} conversations in {time.perf_counter() - t0:.1f} s",
     ]
-    cats = list(CATEGORIES.values())
-    lines.append(
-        f"{'method (LOO held-out recall@10)':<40}{'all':>7}"
-        + "".join(f"{c[:10]:>11}" for c in cats)
-        + f"{'in-sample':>10}  chosen per held-out conversation"
-    )
-    for line in lines:
-        print(line, flush=True)
-    for var in variants():
-        t1 = time.perf_counter()
-        r = held_out(convs, var)
-        chosen = sorted({tuple(p) for p in r["chosen"]})
-        lines.append(
-            f"{var.name:<40}{r['held_out']:>7.3f}"
-            + "".join(f"{r['categories'][c]:>11.3f}" for c in cats)
-            + f"{r['in_sample']:>10.3f}  {chosen}  ({time.perf_counter() - t1:.0f} s)"
-        )
-        print(lines[-1], flush=True)
+    held_out_rows(convs, variants(), lines, args.only)
     lines += [
         "",
         "one speaker's turns stored (12 memories, 840 questions): recall@10 at the shipped "
@@ -282,21 +261,18 @@ def main() -> None:
         f"{'context':<20}{'(0.2, 0.5)':>11}{'(0.3, 0.4)':>11}{'held out':>10}",
     ]
     print("\n".join(lines[-3:]), flush=True)
-    for kind, per in one_speaker(conversations, Path(args.cache)).items():
-        grid = list(per[0])
-        sums = np.array([[r[p].sum() for p in grid] for r in per])
-        held = []
-        for i, r in enumerate(per):
-            best = grid[int(np.argmax(sums.sum(axis=0) - sums[i]))]
-            held.append(r[best])
-        pooled = {p: np.concatenate([r[p] for r in per]).mean() for p in ((0.2, 0.5), (0.3, 0.4))}
+    base = Variant("shipped", list(itertools.product(W_NEAR, A_NEAR)), lambda c, p: shipped(c, *p))
+    for kind, memories in one_speaker(conversations, Path(args.cache)).items():
+        pooled = [
+            np.concatenate([recall(c, shipped(c, w, a)) for c in memories]).mean()
+            for w, a in ((0.2, 0.5), (0.3, 0.4))
+        ]
         lines.append(
-            f"{kind:<20}{pooled[(0.2, 0.5)]:>11.3f}{pooled[(0.3, 0.4)]:>11.3f}"
-            f"{np.concatenate(held).mean():>10.3f}"
+            f"{kind:<20}{pooled[0]:>11.3f}{pooled[1]:>11.3f}"
+            f"{held_out(memories, base)['held_out']:>10.3f}"
         )
         print(lines[-1], flush=True)
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,7 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import os
 import re
 import time
 from pathlib import Path
@@ -40,9 +38,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.locomo_ablation import Conv, Matrix, Variant, held_out, prepare
-from benchmarks.locomo_prf import A_NEAR, LEX, W_NEAR, shipped, top_rows
-from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, load_locomo
+from benchmarks.locomo_ablation import Conv, Matrix, Variant, prepare
+from benchmarks.locomo_prf import (
+    A_NEAR,
+    LEX,
+    W_NEAR,
+    held_out_rows,
+    options,
+    shipped,
+    top_rows,
+    write,
+)
+from langchain_agentmem.bench.locomo import Conversation, load_locomo
 from langchain_agentmem.index.lexical import tokenize
 
 ITERATIONS = 20
@@ -168,17 +175,7 @@ def variants() -> list[Variant]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="../shared/datasets/locomo/locomo_dev.json")
-    parser.add_argument(
-        "--cache", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "agentmem-ablation")
-    )
-    parser.add_argument("--only", default=None, help="run variants whose name contains this")
-    parser.add_argument("--out", default=None, help="also write the table to this file")
-    args = parser.parse_args()
-    import torch
-
-    torch.set_num_threads(1)
+    args = options(__doc__.splitlines()[0])
     conversations, _ = load_locomo(args.data)
     t0 = time.perf_counter()
     convs = prepare(conversations, Path(args.cache))
@@ -193,29 +190,8 @@ def main() -> None:
         f"prepared {len(convs)} conversations in {time.perf_counter() - t0:.1f} s; graph words "
         f"in the first conversation: {sizes}",
     ]
-    for line in lines:
-        print(line, flush=True)
-    cats = list(CATEGORIES.values())
-    lines.append(
-        f"{'method (LOO held-out recall@10)':<40}{'all':>7}"
-        + "".join(f"{c[:10]:>11}" for c in cats)
-        + f"{'in-sample':>10}  chosen per held-out conversation"
-    )
-    print(lines[-1], flush=True)
-    for var in variants():
-        if args.only and args.only not in var.name:
-            continue
-        t1 = time.perf_counter()
-        r = held_out(convs, var)
-        chosen = sorted({tuple(p) for p in r["chosen"]})
-        lines.append(
-            f"{var.name:<40}{r['held_out']:>7.3f}"
-            + "".join(f"{r['categories'][c]:>11.3f}" for c in cats)
-            + f"{r['in_sample']:>10.3f}  {chosen}  ({time.perf_counter() - t1:.0f} s)"
-        )
-        print(lines[-1], flush=True)
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    held_out_rows(convs, variants(), lines, args.only)
+    write(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -287,8 +287,9 @@ def variants() -> list[Variant]:
     return v
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(description: str) -> argparse.Namespace:
+    """The options of the held-out LoCoMo scripts (this one, the graph and the context ones)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", default="../shared/datasets/locomo/locomo_dev.json")
     parser.add_argument(
         "--cache", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "agentmem-ablation")
@@ -299,6 +300,44 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    return args
+
+
+def held_out_rows(
+    convs: list[Conv], variants: list[Variant], lines: list[str], only: str | None = None
+) -> None:
+    """Print ``lines``, then append and print the header and one held-out row per variant."""
+    for line in lines:
+        print(line, flush=True)
+    cats = list(CATEGORIES.values())
+    lines.append(
+        f"{'method (LOO held-out recall@10)':<40}{'all':>7}"
+        + "".join(f"{c[:10]:>11}" for c in cats)
+        + f"{'in-sample':>10}  chosen per held-out conversation"
+    )
+    print(lines[-1], flush=True)
+    for var in variants:
+        if only and only not in var.name:
+            continue
+        t1 = time.perf_counter()
+        r = held_out(convs, var)
+        chosen = sorted({tuple(p) for p in r["chosen"]})
+        lines.append(
+            f"{var.name:<40}{r['held_out']:>7.3f}"
+            + "".join(f"{r['categories'][c]:>11.3f}" for c in cats)
+            + f"{r['in_sample']:>10.3f}  {chosen}  ({time.perf_counter() - t1:.0f} s)"
+        )
+        print(lines[-1], flush=True)
+
+
+def write(out: str | None, lines: list[str]) -> None:
+    """Write the table to ``out`` when given."""
+    if out:
+        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    args = options(__doc__.splitlines()[0])
     conversations, _ = load_locomo(args.data)
     t0 = time.perf_counter()
     convs = prepare(conversations, Path(args.cache))
@@ -314,29 +353,8 @@ def main() -> None:
         f"{W_NEAR}, a in {A_NEAR}; every other row adds one mechanism to it (module docstring).",
         f"prepared {len(convs)} conversations in {time.perf_counter() - t0:.1f} s",
     ]
-    for line in lines:
-        print(line, flush=True)
-    cats = list(CATEGORIES.values())
-    lines.append(
-        f"{'method (LOO held-out recall@10)':<40}{'all':>7}"
-        + "".join(f"{c[:10]:>11}" for c in cats)
-        + f"{'in-sample':>10}  chosen per held-out conversation"
-    )
-    print(lines[-1], flush=True)
-    for var in variants():
-        if args.only and args.only not in var.name:
-            continue
-        t1 = time.perf_counter()
-        r = held_out(convs, var)
-        chosen = sorted({tuple(p) for p in r["chosen"]})
-        lines.append(
-            f"{var.name:<40}{r['held_out']:>7.3f}"
-            + "".join(f"{r['categories'][c]:>11.3f}" for c in cats)
-            + f"{r['in_sample']:>10.3f}  {chosen}  ({time.perf_counter() - t1:.0f} s)"
-        )
-        print(lines[-1], flush=True)
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    held_out_rows(convs, variants(), lines, args.only)
+    write(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -220,13 +220,14 @@ def within(
     return fit(factory, conv, costs[conv.sample_id], budget)
 
 
-def answers_of(path: str) -> dict[str, list[set[str]]]:
-    """Per conversation, the word set of each scored question's answer, in question order."""
+def answers_of(path: str, loaded: list[Conversation]) -> dict[str, list[set[str]]]:
+    """Per conversation (``loaded`` from ``path``), the word set of each scored question's
+    answer, in question order."""
     import json
 
     out: dict[str, list[set[str]]] = {}
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    convs = {c.sample_id: c for c in load_locomo(path)}
+    convs = {c.sample_id: c for c in loaded}
     for item in raw:
         conv = convs[str(item["sample_id"])]
         out[conv.sample_id] = []
@@ -278,7 +279,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     whole = embed_conversations(load_locomo(args.data))
-    answers = answers_of(args.data)
+    answers = answers_of(args.data, whole)
     forms = {"whole": whole, "content": embed_conversations([compressed(c) for c in whole])}
     for how, limit in (("head", 12), ("rare", 6), ("rare", 12), ("rare", 24)):
         forms[f"{how}{limit}"] = embed_conversations([compressed(c, limit, how) for c in whole])
