@@ -192,14 +192,14 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
         if not self.remember:
             return []
         every = [*earlier, *messages]
+        keep = keeps_replies(self.memory)
         out = []
         for i in range(len(earlier), len(every)):
             message = every[i]
             if message.type in self.remember_roles:
                 text = str(message.text)
                 if text.strip():
-                    reply = replied_to(every, i) if keeps_replies(self.memory) else ""
-                    out.append((message.type, text, reply))
+                    out.append((message.type, text, replied_to(every, i) if keep else ""))
         return out
 
     def _needs_earlier(self, messages: Sequence[BaseMessage]) -> bool:
