@@ -6,6 +6,7 @@ saved index folder) for the deleted text and for the raw bytes of its embedding.
 
 from __future__ import annotations
 
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,13 @@ def _found_in_files(db_path: Path, needle: bytes) -> list[str]:
     return [p.name for p in _store_files(db_path) if needle in p.read_bytes()]
 
 
+def _pin_in_files(db_path: Path) -> list[str]:
+    """Files holding the secret's PIN as a token of its own. Inside a longer run of hex
+    digits "4921" is part of a random id or a timestamp (about one run in a hundred)."""
+    pin = re.compile(rb"(?<![0-9A-Fa-f])4921(?![0-9A-Fa-f])")
+    return [p.name for p in _store_files(db_path) if pin.search(p.read_bytes())]
+
+
 def _vector_bytes(memory: AgentMemory, record_id: str, namespace: str = "u") -> bytes:
     embedding = memory.get(record_id, namespace=namespace).embedding
     assert embedding is not None
@@ -68,6 +76,7 @@ def test_deleted_record_leaves_no_text_or_vector_in_the_files(
         mem.search("PIN", namespace="u")  # the view is cached, so close() saves an index
     # The test can see what it looks for: before the delete, text and vector are on disk.
     assert _found_in_files(db_path, SECRET.encode())
+    assert _pin_in_files(db_path)
     assert any(p.suffix == ".faiss" for p in _store_files(db_path))
     assert _found_in_files(db_path, secret_vector)
 
@@ -84,7 +93,7 @@ def test_deleted_record_leaves_no_text_or_vector_in_the_files(
         assert {d.text for d in log if d.text} == set(OTHERS)
 
     assert not _found_in_files(db_path, SECRET.encode())
-    assert not _found_in_files(db_path, b"4921")
+    assert not _pin_in_files(db_path)
     assert not _found_in_files(db_path, secret_vector)
     # What was not deleted is still there, and the index was written again.
     assert _found_in_files(db_path, OTHERS[0].encode())
