@@ -29,9 +29,9 @@ from langchain_agentmem.index import (
     ThreadOrder,
     hybrid_search,
     lexical_counts,
-    reply_of,
 )
 from langchain_agentmem.policies import MemoryPolicy
+from langchain_agentmem.replies import reply_of
 from langchain_agentmem.types import (
     Candidate,
     MemoryOp,

@@ -16,8 +16,9 @@ from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, LoadReport
 from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
 from langchain_agentmem.index.hybrid import SEARCH_MODES
-from langchain_agentmem.index.text import REPLY_TO, asks, reply_texts
+from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import Vector
 
 MemoryFactory = Callable[[], AgentMemory]

@@ -9,26 +9,17 @@ from langchain_agentmem.index.hybrid import (
     hybrid_search,
 )
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
-from langchain_agentmem.index.text import (
-    REPLY_TO,
-    asks,
-    lexical_counts,
-    lexical_text,
-    reply_of,
-)
+from langchain_agentmem.index.text import lexical_counts, lexical_text
 
 __all__ = [
-    "REPLY_TO",
     "SEARCH_MODES",
     "DenseIndex",
     "HybridConfig",
     "LexicalIndex",
     "ThreadOrder",
-    "asks",
     "check_mode",
     "hybrid_search",
     "lexical_counts",
     "lexical_text",
-    "reply_of",
     "tokenize",
 ]

@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any
 
 from langchain_agentmem.index.lexical import tokenize
-
-REPLY_TO = "reply_to"
-"""Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""
-
-
-def reply_of(metadata: Mapping[str, Any]) -> str:
-    """The text a record replies to (``metadata["reply_to"]``), or ``""``."""
-    value = metadata.get(REPLY_TO)
-    return value if isinstance(value, str) else ""
-
-
-def asks(text: str) -> bool:
-    """Whether a message asks something (holds a "?"): only then is it kept and indexed as
-    what a record replies to."""
-    return "?" in text
+from langchain_agentmem.replies import asks
 
 
 def reply_texts(

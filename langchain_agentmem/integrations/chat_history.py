@@ -17,8 +17,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, tr
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import REPLY_TO, asks
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
 

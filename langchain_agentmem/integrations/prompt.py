@@ -34,8 +34,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import asks, reply_of
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
 
 MemoryFormatter = Callable[[Sequence[MemoryRecord]], str]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from langchain_agentmem.replies import answers
 from langchain_agentmem.types import RecordStat
 
 FloatArray = npt.NDArray[np.float32]
@@ -76,9 +77,11 @@ TEXT_FEATURES = (
     "long_words",
     "small_talk",
     "events",
+    "answers",
     "importance",
 )
-"""Names of the per-item text features, in order."""
+"""Names of the per-item features, in order: read from its text, and from its metadata
+whether it shares an image and whether it replies to a question (``reply_to``)."""
 
 IMPORTANCE_WEIGHTS: dict[str, float] = {
     "length": 2.0,
@@ -168,12 +171,17 @@ def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> Float
             sum(1 for w in words if len(w) >= 7) / n if n else 0.0,
             min(len(_SMALL_TALK.findall(body)), 5) / 5.0,
             min(len(_EVENT.findall(body)), 4) / 4.0,
+            1.0 if answers(metadata) else 0.0,
             0.0,
         ],
         dtype=np.float32,
     )
     out[-1] = float(np.clip(importance_score(out) / IMPORTANCE_SCALE, -1.0, 1.0))
     return out
+
+
+_MemoKey = tuple[str, bool, bool]
+"""A text, whether it shares an image and whether it replies to a question."""
 
 
 class TextMemo:
@@ -184,7 +192,9 @@ class TextMemo:
 
     def __init__(self, max_chars: int = 4_000_000) -> None:
         self.max_chars = max_chars
-        self._held: OrderedDict[tuple[str, bool], tuple[FloatArray, frozenset[str]]] = OrderedDict()
+        self._held: OrderedDict[tuple[str, bool, bool], tuple[FloatArray, frozenset[str]]] = (
+            OrderedDict()
+        )
         self._chars = 0
         self._lock = threading.Lock()
 
@@ -192,7 +202,7 @@ class TextMemo:
         self, text: str, metadata: Mapping[str, Any] | None = None
     ) -> tuple[FloatArray, frozenset[str]]:
         """The text's features (a read-only array) and its content words."""
-        key = (text, has_image(text, metadata))
+        key = (text, has_image(text, metadata), answers(metadata))
         with self._lock:
             found = self._held.get(key)
             if found is not None:
@@ -207,7 +217,7 @@ class TextMemo:
                     self._held[key] = found
                     self._chars += len(text)
                 while self._chars > self.max_chars:
-                    (gone, _), _ = self._held.popitem(last=False)
+                    (gone, _, _), _ = self._held.popitem(last=False)
                     self._chars -= len(gone)
         return found
 

@@ -164,13 +164,13 @@ def forward(layers: list[tuple[FloatArray, FloatArray]], obs: FloatArray) -> flo
 class LearnedPolicy(PriorityPolicy):
     """Keep what a network trained with PPO scores highest; no LLM call, no torch.
 
-    The network reads cheap features of the item (names, numbers, dates, length, ...),
-    of its place in the memory (how many of its words no stored record holds, whether the
-    newest stored record of its thread asked a question) and of the memory (how full, how
-    close the item is to what it holds, the priorities it holds) and corrects the
-    importance rule's score of the item into its priority. A stored record's priority is
-    the network's score of the record alone (no context, a neutral full memory), so every
-    process ranks the records of a store alike.
+    The network reads cheap features of the item (names, numbers, dates, length, whether
+    it replies to a question, ...), of its place in the memory (how many of its words no
+    stored record holds, whether the newest stored record of its thread asked a question)
+    and of the memory (how full, how close the item is to what it holds, the priorities it
+    holds) and corrects the importance rule's score of the item into its priority. A stored
+    record's priority is the network's score of the record alone (no context, a neutral
+    full memory), so every process ranks the records of a store alike.
     While there is room the item is added; when full it replaces the record of lowest
     priority if its own is higher (DELETE + ADD) and is skipped (NOOP) otherwise.
 

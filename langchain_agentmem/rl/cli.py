@@ -53,6 +53,7 @@ def run_train(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         tensorboard=args.tensorboard,
         eval_every=max(args.steps // 10, 2048),
+        warm_start=not args.no_warm_start,
     )
     summary: dict[str, Any] = {"trained_on": result.config["trained_on"]}
     if val_convs:
@@ -90,4 +91,9 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--holdout", type=int, default=1, help="conversations held out to validate")
     p.add_argument("--tensorboard", default=None, help="folder for TensorBoard logs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-warm-start",
+        action="store_true",
+        help="start PPO from the importance rule, not from a supervised fit of the evidence",
+    )
     p.set_defaults(func=run_train)

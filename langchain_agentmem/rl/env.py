@@ -1,6 +1,7 @@
 """A gymnasium environment: keep a conversation's turns in a memory of bounded size.
 
-Each step offers the next turn. The observation holds features of the turn, of its place
+Each step offers the next turn, with the metadata a store holds for it (whether it shares
+an image, the question it replies to). The observation holds features of the turn, of its place
 in the memory (words no kept turn holds, whether the newest kept turn of its session asked a
 question) and of the memory (how full it is, how close the turn is to what it holds, the
 priorities it holds): all read from what is kept, as the shipped policy reads the store;
@@ -45,7 +46,7 @@ from langchain_agentmem.policies.features import (
 )
 from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
-from langchain_agentmem.rl.retrieval import static_scores
+from langchain_agentmem.rl.retrieval import static_scores, turn_metadata
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -80,10 +81,10 @@ class Prepared:
 
 
 def item_features(conv: Conversation) -> FloatArray:
-    """Each turn's text features (n, N_TEXT)."""
-    return np.stack([text_features(t.text, {"image": t.has_image}) for t in conv.turns]).astype(
-        np.float32
-    )
+    """Each turn's text features (n, N_TEXT), with the metadata a store holds for it."""
+    return np.stack(
+        [text_features(t.text, m) for t, m in zip(conv.turns, turn_metadata(conv), strict=True)]
+    ).astype(np.float32)
 
 
 def prepare(conv: Conversation) -> Prepared:

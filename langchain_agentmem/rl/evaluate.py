@@ -21,7 +21,7 @@ from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy
 from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
-from langchain_agentmem.rl.retrieval import hybrid_orders
+from langchain_agentmem.rl.retrieval import hybrid_orders, turn_metadata
 from langchain_agentmem.types import Candidate, MemoryState, OpKind, RecordStat
 
 IntArray = npt.NDArray[np.int64]
@@ -44,6 +44,7 @@ def replay(
 ) -> Replay:
     """Offer the conversation's turns one by one to ``policy`` and apply its ops."""
     vectors = conv.turn_vectors
+    metadata = turn_metadata(conv)
     content: dict[str, int] = {}  # record id -> turn whose text it holds
     stats: dict[str, RecordStat] = {}  # insertion order = oldest first
     ops_count = {k.value: 0 for k in OpKind}
@@ -57,7 +58,7 @@ def replay(
             text=turn.text,
             embedding=vectors[i],
             thread=f"session-{turn.session}",
-            metadata={"image": True} if turn.has_image else {},
+            metadata=metadata[i],
             timestamp=when,
         )
         neighbours: tuple[tuple[str, float], ...] = ()

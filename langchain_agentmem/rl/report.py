@@ -177,6 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=150_000)
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-warm-start", action="store_true", help="PPO from the importance rule, no fit first"
+    )
     args = parser.parse_args(argv)
 
     from langchain_agentmem.rl.data import embed_conversations, load_locomo
@@ -186,7 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     budgets = (0.1, 0.25)
     started = time.perf_counter()
     table, runs, models = cross_validate(
-        convs, folds=args.folds, budgets=budgets, steps=args.steps, seed=args.seed
+        convs,
+        folds=args.folds,
+        budgets=budgets,
+        steps=args.steps,
+        seed=args.seed,
+        warm_start=not args.no_warm_start,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -199,8 +207,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "conversations": [c.sample_id for c in convs],
         "protocol": (
             f"{args.folds}-fold cross-validation: the learned policy is scored only on "
-            "conversations left out of its training; heuristics need no training. Items are "
-            "turns ('speaker: text' + image caption), capacity = round(budget x turns), "
+            "conversations left out of its training"
+            + (
+                " (PPO from the importance rule, no warm start)"
+                if args.no_warm_start
+                else " (its warm start, a ridge fit of the turns' evidence, is fitted on the "
+                "training folds too)"
+            )
+            + "; heuristics need no training. Items are turns ('speaker: text' + image "
+            "caption), capacity = round(budget x turns), "
             "questions of categories 1-4. recall@10 and cat1-cat4 search the kept turns with "
             "AgentMemory's own hybrid search (cosine of all-MiniLM-L6-v2 and BM25 on absolute "
             "scales, thread-neighbour lift); 'dense' searches the same kept turns by cosine "
@@ -217,7 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from langchain_agentmem.policies.learned import save_policy
         from langchain_agentmem.rl.train import train
 
-        result = train(convs, budgets=budgets, steps=args.steps, seed=args.seed)
+        result = train(
+            convs,
+            budgets=budgets,
+            steps=args.steps,
+            seed=args.seed,
+            warm_start=not args.no_warm_start,
+        )
         extra = dict(result.config)
         extra["cross_validation"] = {
             b: {"learned": table[b]["learned"]["recall@10"]} for b in table

@@ -13,6 +13,7 @@ of that table costs microseconds, so an episode still runs at thousands of steps
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,7 @@ from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
 from langchain_agentmem.index.text import lexical_counts, reply_texts
+from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.rl.data import Conversation
 
 FloatArray = npt.NDArray[np.float32]
@@ -37,6 +39,19 @@ def replies(conv: Conversation) -> list[str]:
     return reply_texts(
         [t.speaker for t in turns], [t.session for t in turns], [t.text for t in turns]
     )
+
+
+def turn_metadata(conv: Conversation) -> list[dict[str, Any]]:
+    """Each turn's metadata as a policy reads it: whether it shares an image and, when the
+    other speaker's turn before it asked something, that question (as ``agentmem bench``
+    stores it)."""
+    out: list[dict[str, Any]] = []
+    for turn, reply in zip(conv.turns, replies(conv), strict=True):
+        meta: dict[str, Any] = {"image": True} if turn.has_image else {}
+        if asks(reply):
+            meta[REPLY_TO] = reply
+        out.append(meta)
+    return out
 
 
 def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:

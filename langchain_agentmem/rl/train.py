@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.policies.features import BASE_INDEX, neutral_observation
 from langchain_agentmem.policies.learned import FloatArray, LearnedPolicy, save_policy
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation
@@ -61,6 +62,69 @@ def export_layers(model: Any) -> list[tuple[FloatArray, FloatArray]]:
     return layers
 
 
+def salience_targets(
+    prepared: Sequence[Prepared], budgets: Sequence[float], ridge: float = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """Observations and the corrections that rank turns by how much evidence they hold.
+
+    The importance rule runs over every training conversation at every budget; each
+    turn's observation as it arrives, and as it is scored once stored, is fitted by ridge
+    regression to the evidence it holds (the turn's share of each question's evidence,
+    summed). The fit, rescaled to the spread of the rule's scores, is the priority a
+    supervised policy would give; the correction is what it adds to the rule.
+    """
+    observations: list[FloatArray] = []
+    labels: list[float] = []
+    for p in prepared:
+        weight = p.ev_weight.sum(axis=0)
+        for budget in budgets:
+            env = MemoryBudgetEnv([p], budgets=[budget])
+            capacity = capacity_for(budget, p.n_turns)
+            obs, _ = env.reset(options={"conversation": 0})
+            for t in range(p.n_turns):
+                observations.append(obs)
+                observations.append(neutral_observation(p.texts[t], capacity))
+                labels += [float(weight[t])] * 2
+                obs, _, done, _, _ = env.step(np.zeros(1, np.float32))
+                if done:
+                    break
+    x = np.stack(observations).astype(np.float64)
+    y = np.asarray(labels)
+    design = np.hstack([x, np.ones((len(x), 1))])
+    penalty = ridge * np.eye(design.shape[1])
+    penalty[-1, -1] = 0.0  # the intercept is not shrunk
+    coef = np.linalg.solve(design.T @ design + penalty, design.T @ y)
+    fit = design @ coef
+    base = x[:, BASE_INDEX]
+    target = base.mean() + base.std() * (fit - fit.mean()) / max(float(fit.std()), 1e-9)
+    correction = np.clip(target - base, -1.0, 1.0)
+    return x.astype(np.float32), correction.astype(np.float32)
+
+
+def clone_actor(model: Any, x: FloatArray, y: FloatArray, *, epochs: int, seed: int) -> float:
+    """Fit the mean action of ``model``'s actor to ``y`` (mean squared error); the loss."""
+    import torch
+
+    torch.manual_seed(seed)
+    policy = model.policy
+    params = [*policy.mlp_extractor.policy_net.parameters(), *policy.action_net.parameters()]
+    optimizer = torch.optim.Adam(params, lr=1e-3)
+    xs = torch.as_tensor(x)
+    ys = torch.as_tensor(y).reshape(-1, 1)
+    rng = np.random.default_rng(seed)
+    loss = torch.zeros(())
+    for _ in range(epochs):
+        order = torch.as_tensor(rng.permutation(len(xs)))
+        for start in range(0, len(xs), 256):
+            batch = order[start : start + 256]
+            mean = policy.action_net(policy.mlp_extractor.forward_actor(xs[batch]))
+            loss = torch.nn.functional.mse_loss(mean, ys[batch])
+            optimizer.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimizer.step()
+    return float(loss.item())
+
+
 def score_layers(
     layers: list[tuple[FloatArray, FloatArray]],
     convs: Sequence[Conversation],
@@ -94,6 +158,7 @@ def train(
     select: bool = True,
     learning_rate: float = 1e-4,
     n_steps: int = 1024,
+    warm_start: bool = True,
 ) -> TrainResult:
     """Train a policy with PPO on ``train_convs``; score it on ``val_convs`` as it learns.
 
@@ -112,6 +177,8 @@ def train(
             (deterministic replay; held-out ones are never used to choose).
         learning_rate: PPO's step size.
         n_steps: Steps per environment between two PPO updates.
+        warm_start: Before PPO, fit the actor to :func:`salience_targets` of the training
+            conversations (supervised), so PPO starts from that ranking, not the rule's.
     """
     if steps < 1:
         raise InvalidInputError(f"steps must be >= 1, got {steps}")
@@ -168,6 +235,10 @@ def train(
         device="cpu",
         tensorboard_log=None if tensorboard is None else str(tensorboard),
     )
+
+    if warm_start:
+        x, y = salience_targets(prepared, budgets)
+        clone_actor(model, x, y, epochs=20, seed=seed)
 
     def scorer(obs: FloatArray) -> float:
         action, _ = model.policy.predict(obs, deterministic=True)
@@ -227,6 +298,12 @@ def train(
             "hybrid-search scores"
         ),
         "priority": "importance rule score + learned correction",
+        "warm_start": (
+            "actor fitted to a ridge regression of each turn's evidence on the training "
+            "conversations, then PPO"
+            if warm_start
+            else "none: PPO from the importance rule"
+        ),
         "observation": "item text, item context in the stream, memory",
     }
     if select:
@@ -293,6 +370,7 @@ def cross_validate(
     steps: int = 150_000,
     seed: int = 0,
     k: int = 10,
+    warm_start: bool = True,
 ) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
     """Train one policy per fold and score every policy on the fold's held-out conversations.
 
@@ -309,7 +387,13 @@ def cross_validate(
         held = [c for i, c in enumerate(convs) if i % folds == f]
         rest = [c for i, c in enumerate(convs) if i % folds != f]
         result = train(
-            rest, val_convs=held, budgets=budgets, steps=steps, seed=seed, eval_every=steps // 6
+            rest,
+            val_convs=held,
+            budgets=budgets,
+            steps=steps,
+            seed=seed,
+            eval_every=steps // 6,
+            warm_start=warm_start,
         )
         for c in held:
             models[c.sample_id] = result.layers

@@ -159,6 +159,11 @@ def test_agentmem_train_writes_a_policy_that_memory_can_use(
     assert (out / "policy.npz").is_file() and (out / "learning_curve.json").is_file()
     policy = LearnedPolicy(3, path=out)
     assert policy.config["trained_on"] == ["s0"]
+    assert policy.config["warm_start"].startswith("actor fitted")
+    cold = tmp_path / "cold"
+    cold_args = ["train", "--data", str(data), "--out", str(cold), "--steps", "256"]
+    assert main([*cold_args, "--no-progress", "--no-warm-start"]) == 0
+    assert LearnedPolicy(3, path=cold).config["warm_start"].startswith("none")
     mem = AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=embeddings, policy=policy)  # type: ignore[arg-type]
     with mem:
         for text in [*CHATTER, *FACTS]:

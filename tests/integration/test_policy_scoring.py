@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.index import asks
+from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_orders, replies, static_scores
 

@@ -60,9 +60,9 @@ def test_shipped_network_decides_apart_from_the_rule_and_beats_fifo_and_random(
         rule = set(replay(make_policy("importance", cap), conv).kept.tolist())
         overlap.append(len(ours & rule) / len(ours | rule))
     # The network corrects the importance rule's score: what it keeps is not the rule's
-    # (measured: Jaccard 0.77-0.88 per conversation; the rule itself would give 1.0).
+    # (measured: Jaccard 0.30-0.58 per conversation; the rule itself would give 1.0).
     assert float(np.mean(overlap)) < 0.95
     # And what it keeps answers questions far more often than the newest or random turns
-    # (measured at 10%: learned 0.63, fifo 0.20, random 0.17 on average).
+    # (measured at 10%: learned 0.56, fifo 0.20, random 0.17 on average).
     mean = {name: float(np.mean(values)) for name, values in recall.items()}
     assert mean["learned"] >= max(mean["fifo"], mean["random"]) + 0.2, mean

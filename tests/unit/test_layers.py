@@ -106,3 +106,10 @@ def test_no_import_cycle_in_rl_or_policies() -> None:
         }
         cycle = find_cycle(inside)
         assert cycle is None, f"import cycle: {' -> '.join(cycle or [])}"
+
+
+def test_bottom_modules_import_no_other_layer() -> None:
+    graph = import_graph()
+    for bottom in ("langchain_agentmem.replies", "langchain_agentmem.types"):
+        above = {t for t in graph[bottom] if t not in ("langchain_agentmem.errors",)}
+        assert not above, f"{bottom} imports {sorted(above)}"

@@ -268,3 +268,30 @@ def test_learned_policy_starts_a_namespace_from_its_stored_records() -> None:
     unseen = fresh.features(c, state([], 3))
     new = FEATURE_NAMES.index("new_words")
     assert unseen[new] == 1.0 and seen[new] == 0.0
+
+
+def test_text_features_read_whether_an_item_answers_a_question() -> None:
+    from langchain_agentmem.policies.features import TEXT_FEATURES, TEXTS, text_features
+
+    at = TEXT_FEATURES.index("answers")
+    text = "B: A sunrise over the lake!"
+    asked = {"reply_to": "A: What did you paint last weekend?"}
+    assert text_features(text, asked)[at] == 1.0
+    assert text_features(text)[at] == 0.0
+    assert text_features(text, {"reply_to": "A: I painted too."})[at] == 0.0  # asks nothing
+    assert text_features(text, {"reply_to": ["a?", "b?"]})[at] == 0.0  # not a str: not read
+    # The memo keeps the two apart: the same words, with and without the question.
+    assert TEXTS.get(text, asked)[0][at] == 1.0
+    assert TEXTS.get(text, {})[0][at] == 0.0
+    assert TEXTS.get(text, asked)[0][at] == 1.0
+
+
+def test_stored_records_keep_their_answer_flag_in_the_learned_priority() -> None:
+    from langchain_agentmem.policies.learned import LearnedPolicy
+
+    pol = LearnedPolicy(5)
+    text = "B: A sunrise over the lake!"
+    asked = {"reply_to": "A: What did you paint last weekend?"}
+    # Read from the record's metadata, so every process scores the stored record alike.
+    assert pol.record_priority(text, asked) == LearnedPolicy(5).record_priority(text, asked)
+    assert pol.record_priority(text, asked) != pol.record_priority(text, {})

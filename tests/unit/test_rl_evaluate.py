@@ -119,3 +119,39 @@ def test_oracle_keeps_evidence_first() -> None:
     evidence = {e for q in conv.questions for e in q.evidence}
     kept = set(oracle_kept(conv, len(evidence)).tolist())
     assert kept == evidence
+
+
+def test_replay_offers_each_turn_with_the_question_it_answers() -> None:
+    from langchain_agentmem.policies.base import MemoryPolicy
+    from langchain_agentmem.policies.features import TEXT_FEATURES
+    from langchain_agentmem.rl.env import item_features
+
+    turns = [
+        Turn("D1:1", "A", "A: What did you paint last weekend?", 1, False, 0.0),
+        Turn("D1:2", "B", "B: A sunrise over the lake!", 1, False, 60.0),
+        Turn("D1:3", "B", "B: It took me two days.", 1, False, 120.0),
+        Turn("D2:1", "A", "A: Did you go?", 2, False, 180.0),
+        Turn("D2:2", "A", "A: I went to Rome.", 2, True, 240.0),
+    ]
+    vec = np.eye(5, 8, dtype=np.float32)
+    conv = Conversation("c", turns, [], vec, np.zeros((0, 8), np.float32))
+    seen: list[dict[str, object]] = []
+
+    class Spy(MemoryPolicy):
+        name = "spy"
+
+        def decide(self, candidate, state):  # type: ignore[no-untyped-def]
+            seen.append(dict(candidate.metadata))
+            return [self.add_op(candidate, "spy")]
+
+    replay(Spy(10), conv)
+    assert seen == [
+        {},
+        {"reply_to": "A: What did you paint last weekend?"},
+        {},  # the turn before is its own speaker's
+        {},
+        {"image": True},  # the same speaker asked: no reply
+    ]
+    # The training environment reads the same metadata as the replay.
+    answers = item_features(conv)[:, TEXT_FEATURES.index("answers")]
+    assert answers.tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
