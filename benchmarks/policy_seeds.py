@@ -40,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=150_000)
     parser.add_argument("--work", required=True, help="folder for one report per seed")
     parser.add_argument("--out", help="text file for the table")
+    parser.add_argument(
+        "--no-warm-start", action="store_true", help="PPO from the importance rule, no fit first"
+    )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     reports = {}
@@ -50,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 [
                     *("--data", args.data, "--out", str(folder)),
                     *("--steps", str(args.steps), "--seed", str(seed)),
+                    *(["--no-warm-start"] if args.no_warm_start else []),
                 ]
             )
         reports[seed] = json.loads((folder / "policy_locomo.json").read_text(encoding="utf-8"))

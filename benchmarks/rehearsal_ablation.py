@@ -28,6 +28,7 @@ from langchain_agentmem.policies.learned import LearnedPolicy
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import per_question, replay
+from langchain_agentmem.rl.retrieval import turn_metadata
 
 GRID = [(0.0, 0.5, "any")] + [
     (lam, tau, who) for lam in (0.05, 0.1, 0.2) for tau in (0.5, 0.6) for who in ("any", "other")
@@ -38,7 +39,10 @@ def rehearsed(conv: Conversation, capacity: int, lam: float, tau: float, who: st
     """Turn indices kept when priorities grow with later mentions."""
     policy = LearnedPolicy(capacity)
     base = np.array(
-        [policy.record_priority(t.text, {"image": True} if t.has_image else {}) for t in conv.turns]
+        [
+            policy.record_priority(t.text, meta)
+            for t, meta in zip(conv.turns, turn_metadata(conv), strict=True)
+        ]
     )
     vectors = conv.turn_vectors
     kept: list[int] = []
