@@ -199,3 +199,35 @@ def test_the_prompt_shows_the_question_as_data(memory: AgentMemory) -> None:
     # A long question is cut to 200 characters.
     [long] = [line for line in lines if line.endswith(': "Fine."')]
     assert "x" * 200 + ' ..."' in long and "x" * 201 not in long
+
+
+def test_the_learned_policy_reads_what_a_remembered_message_answers(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    from langchain_agentmem.policies.features import TEXT_FEATURES, TEXTS
+    from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.types import Candidate, MemoryOp, MemoryState
+
+    at = TEXT_FEATURES.index("answers")
+    seen: list[tuple[str, float]] = []
+
+    class Watched(LearnedPolicy):
+        def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+            seen.append(
+                (candidate.text, float(TEXTS.get(candidate.text, candidate.metadata)[0][at]))
+            )
+            return super().decide(candidate, state)
+
+    with open_memory(tmp_path / "m.db", embeddings, policy=Watched(10)) as memory:
+        history = BufferChatMessageHistory(memory, namespace=NS, thread="t1", remember=True)
+        history.add_messages([HumanMessage("Hi!"), AIMessage(ASKED)])
+        history.add_messages([HumanMessage(ANSWER)])
+        history.add_messages([AIMessage("Lovely."), HumanMessage("It took two days.")])
+        assert seen == [("Hi!", 0.0), (ANSWER, 1.0), ("It took two days.", 0.0)]
+        # Once stored, any process scores the record from its metadata alike.
+        stored = {r.text: r.metadata for r in memory.records(NS)}
+    fresh = LearnedPolicy(10)
+    assert fresh.record_priority(ANSWER, stored[ANSWER]) == fresh.record_priority(
+        ANSWER, {"reply_to": ASKED}
+    )
+    assert fresh.record_priority(ANSWER, stored[ANSWER]) != fresh.record_priority(ANSWER, {})
