@@ -31,31 +31,15 @@ import numpy as np
 
 from langchain_agentmem.policies.features import TEXT_FEATURES, text_features
 from langchain_agentmem.rl.budget import capacity_for
-from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
-from langchain_agentmem.rl.evaluate import per_question, summarise
+from langchain_agentmem.rl.data import embed_conversations, load_locomo
+from langchain_agentmem.rl.evaluate import evidence_weight, per_question, summarise
 from langchain_agentmem.rl.retrieval import turn_metadata
+from langchain_agentmem.rl.train import ridge_fit, with_intercept
 
 BUDGETS = (0.1, 0.25)
 CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
 ANSWERS = TEXT_FEATURES.index("answers")
 IMPORTANCE = TEXT_FEATURES.index("importance")
-
-
-def evidence(conv: Conversation) -> np.ndarray:
-    """Each turn's share of each question's evidence, summed over the questions."""
-    weight = np.zeros(len(conv.turns))
-    for q in conv.questions:
-        for e in q.evidence:
-            weight[e] += 1.0 / len(q.evidence)
-    return weight
-
-
-def ridge(x: np.ndarray, y: np.ndarray, alpha: float = 1.0) -> np.ndarray:
-    """Coefficients (intercept last, not shrunk) of a ridge regression."""
-    design = np.hstack([x, np.ones((len(x), 1))])
-    penalty = alpha * np.eye(design.shape[1])
-    penalty[-1, -1] = 0.0
-    return np.linalg.solve(design.T @ design + penalty, design.T @ y)
 
 
 Features = Callable[[int], np.ndarray]
@@ -73,7 +57,7 @@ def main() -> None:
         for c in convs
     ]
     previous = [np.vstack([np.zeros((1, t.shape[1])), t[:-1]]) for t in text]
-    labels = [evidence(c) for c in convs]
+    labels = [evidence_weight(c) for c in convs]
     plain = [t[:, [i for i in range(t.shape[1]) if i != ANSWERS]] for t in text]
     rows: dict[str, Features | None] = {
         "importance rule (no fit)": None,
@@ -105,11 +89,11 @@ def main() -> None:
                     score = text[i][:, IMPORTANCE]
                 else:
                     rest = [j for j in range(len(convs)) if j != i]
-                    coef = ridge(
+                    coef = ridge_fit(
                         np.vstack([features(j) for j in rest]),
                         np.concatenate([labels[j] for j in rest]),
                     )
-                    score = np.hstack([features(i), np.ones((len(conv.turns), 1))]) @ coef
+                    score = with_intercept(features(i)) @ coef
                 cap = capacity_for(budget, len(conv.turns))
                 kept = np.sort(np.argsort(-score, kind="stable")[:cap])
                 found.extend(per_question(conv, kept, 10))

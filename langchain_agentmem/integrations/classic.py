@@ -282,9 +282,11 @@ class AgentMemoryRecall(BaseMemory):
             "human": _as_text(inputs[self._input_key(inputs)], what="the chain input"),
             "ai": _as_text(outputs[output_key], what="the chain output"),
         }
-        replies = {"human": self._last_output.strip(), "ai": sides["human"].strip()}
-        if not keeps_replies(self.memory):
-            replies = {"human": "", "ai": ""}
+        replies = (
+            {"human": self._last_output.strip(), "ai": sides["human"].strip()}
+            if keeps_replies(self.memory)
+            else {"human": "", "ai": ""}
+        )
         self._last_output = sides["ai"]
         return [
             (role, sides[role], replies[role])

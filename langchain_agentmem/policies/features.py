@@ -192,9 +192,7 @@ class TextMemo:
 
     def __init__(self, max_chars: int = 4_000_000) -> None:
         self.max_chars = max_chars
-        self._held: OrderedDict[tuple[str, bool, bool], tuple[FloatArray, frozenset[str]]] = (
-            OrderedDict()
-        )
+        self._held: OrderedDict[_MemoKey, tuple[FloatArray, frozenset[str]]] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 

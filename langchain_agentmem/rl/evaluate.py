@@ -163,13 +163,18 @@ def per_question(
     return rows
 
 
-def oracle_kept(conv: Conversation, capacity: int) -> IntArray:
-    """The turns an oracle that knows the evidence keeps (a reference, not a policy)."""
+def evidence_weight(conv: Conversation) -> npt.NDArray[np.float64]:
+    """Each turn's share of each question's evidence, summed over the questions."""
     weight = np.zeros(len(conv.turns))
     for q in conv.questions:
         for e in q.evidence:
             weight[e] += 1.0 / len(q.evidence)
-    order = np.argsort(-weight, kind="stable")[:capacity]
+    return weight
+
+
+def oracle_kept(conv: Conversation, capacity: int) -> IntArray:
+    """The turns an oracle that knows the evidence keeps (a reference, not a policy)."""
+    order = np.argsort(-evidence_weight(conv), kind="stable")[:capacity]
     return np.sort(order).astype(np.int64)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.features import BASE_INDEX, neutral_observation
@@ -62,6 +63,21 @@ def export_layers(model: Any) -> list[tuple[FloatArray, FloatArray]]:
     return layers
 
 
+def with_intercept(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``x`` with a column of ones appended (the intercept's)."""
+    return np.hstack([x, np.ones((len(x), 1))])
+
+
+def ridge_fit(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], alpha: float = 1.0
+) -> npt.NDArray[np.float64]:
+    """Coefficients of a ridge regression of ``y`` on ``x``, intercept last (not shrunk)."""
+    design = with_intercept(x)
+    penalty = alpha * np.eye(design.shape[1])
+    penalty[-1, -1] = 0.0
+    return np.asarray(np.linalg.solve(design.T @ design + penalty, design.T @ y), np.float64)
+
+
 def salience_targets(
     prepared: Sequence[Prepared], budgets: Sequence[float], ridge: float = 1.0
 ) -> tuple[FloatArray, FloatArray]:
@@ -85,16 +101,9 @@ def salience_targets(
                 observations.append(obs)
                 observations.append(neutral_observation(p.texts[t], capacity))
                 labels += [float(weight[t])] * 2
-                obs, _, done, _, _ = env.step(np.zeros(1, np.float32))
-                if done:
-                    break
+                obs = env.step(np.zeros(1, np.float32))[0]
     x = np.stack(observations).astype(np.float64)
-    y = np.asarray(labels)
-    design = np.hstack([x, np.ones((len(x), 1))])
-    penalty = ridge * np.eye(design.shape[1])
-    penalty[-1, -1] = 0.0  # the intercept is not shrunk
-    coef = np.linalg.solve(design.T @ design + penalty, design.T @ y)
-    fit = design @ coef
+    fit = with_intercept(x) @ ridge_fit(x, np.asarray(labels), ridge)
     base = x[:, BASE_INDEX]
     target = base.mean() + base.std() * (fit - fit.mean()) / max(float(fit.std()), 1e-9)
     correction = np.clip(target - base, -1.0, 1.0)
