@@ -577,6 +577,122 @@ UNSEEN_SLOTS = (
 measured once: it chose nothing. Most of its changes carry no change word ("Picked up {v}
 from the dealer this morning.", "I asked HR and got {v}.")."""
 
+SEALED_SLOTS = (
+    Slot(
+        "dentist",
+        ("Dr. Okafor", "Dr. Lindqvist", "Dr. Moreau", "Dr. Haddad"),
+        (
+            "My dentist is {v}, thankfully very gentle.",
+            "I've had {v} looking after my teeth for years.",
+        ),
+        (
+            "Had my first appointment with {v} today, way less scary than I expected.",
+            "Got a filling from {v} this morning and barely felt a thing!",
+            "{old} retired, so {v} looks after my teeth.",
+            "Registered with {v} at the practice round the corner.",
+        ),
+        ("Who is {s}'s dentist?", "Which dentist does {s} see?"),
+        ("Who was {s}'s dentist before {v}?",),
+    ),
+    Slot(
+        "streaming",
+        ("Netflix", "Disney+", "Apple TV+", "Mubi", "Paramount+"),
+        (
+            "We pay for {v}, it's our only subscription.",
+            "Most nights I fall asleep to something on {v}.",
+        ),
+        (
+            "Got a {v} subscription for my birthday, so many films to catch up on!",
+            "Free trial of {v} turned into a paid plan, oops.",
+            "{old} put its prices up again, so it's {v} for us from this month.",
+            "Our TV login is for {v} these days.",
+        ),
+        (
+            "Which streaming service does {s} subscribe to?",
+            "What streaming service does {s} pay for?",
+        ),
+        ("Which streaming service did {s} use before {v}?",),
+    ),
+    Slot(
+        "hairdresser",
+        (
+            "a salon on Market Street",
+            "a barber by the station",
+            "the salon above the florist",
+            "a tiny place in the arcade",
+        ),
+        (
+            "I get my hair cut at {v}, they never rush me.",
+            "For haircuts it's always {v}, good gossip included.",
+        ),
+        (
+            "Look at this fringe, courtesy of {v}!",
+            "Booked my next cut at {v} already, they did a great job.",
+            "Tried {v} on Saturday and I'm never going back to {old}.",
+            "My old hairdresser closed down, so I found {v}.",
+        ),
+        ("Where does {s} get a haircut?", "Who cuts {s}'s hair?"),
+        ("Where did {s} get a haircut before {v}?",),
+    ),
+    Slot(
+        "broadband",
+        ("Vodafone", "a local fibre company", "Virgin Media", "Sky"),
+        (
+            "Our internet comes from {v}, mostly reliable.",
+            "We get broadband through {v}.",
+        ),
+        (
+            "The engineer from {v} set up the router this morning.",
+            "Fibre at last: connected by {v} yesterday!",
+            "Three outages in a week with {old}, so the contract went to {v}.",
+            "Our broadband bill comes from {v} since the spring.",
+        ),
+        ("Which broadband provider does {s} use?", "Who provides {s}'s internet?"),
+        ("Which broadband provider did {s} use before {v}?",),
+    ),
+    Slot(
+        "flatmate",
+        ("Jules", "Priyanka", "an exchange student from Chile", "my old schoolfriend Ben"),
+        (
+            "My flatmate is {v}, who cooks amazing curries.",
+            "I share the flat with {v}, we split the bills.",
+        ),
+        (
+            "Helped {v} carry boxes up to the spare room on Sunday, the flat feels full again.",
+            "New face at the breakfast table: {v}.",
+            "Said goodbye to {old} at the station; {v} has the spare room from Friday.",
+            "The spare room went to {v} after {old} moved out.",
+        ),
+        ("Who is {s}'s flatmate?", "Who is {s}'s housemate?"),
+        ("Who was {s}'s flatmate before {v}?",),
+    ),
+    Slot(
+        "running_route",
+        (
+            "the canal towpath",
+            "the loop round the park",
+            "the coastal path",
+            "the old railway line",
+        ),
+        (
+            "My regular run is {v}, about eight kilometres.",
+            "Most mornings I jog along {v}.",
+        ),
+        (
+            "Ran {v} at sunrise today, what a view!",
+            "Discovered {v} last week, my legs hate it but I love it.",
+            "With {old} closed for roadworks, I run {v} these days.",
+            "Five kilometres along {v} this morning, personal best!",
+        ),
+        ("Where does {s} go running?", "What is {s}'s running route?"),
+        ("Where did {s} go running before {v}?",),
+    ),
+)
+"""A sixth set, written before the next ranking change was designed and sealed until that
+change was fixed; measured once: it chose nothing. Other facts again; most changes name an
+event that implies the new value rather than using a change word, and most do not name the
+old value."""
+
 FILLER = (
     "How was your weekend?",
     "Pretty relaxed, I mostly stayed in and read.",
@@ -729,8 +845,8 @@ def generate(
         sessions: Dated sessions per conversation.
         facts: Facts (speaker, slot) per conversation; about half change once or twice.
         slots: The kinds of facts and their phrasings (:data:`HELDOUT_SLOTS`,
-            :data:`CHECK_SLOTS`, :data:`FRESH_SLOTS` or :data:`UNSEEN_SLOTS` for a check
-            apart from the ones a ranking was tuned on).
+            :data:`CHECK_SLOTS`, :data:`FRESH_SLOTS`, :data:`UNSEEN_SLOTS` or
+            :data:`SEALED_SLOTS` for a check apart from the ones a ranking was tuned on).
 
     Each ``qa`` entry has LoCoMo's keys plus ``fact``: ``kind`` (``"current"`` or
     ``"before"``), ``slot`` and ``stale`` (ids of earlier statements of the same fact).
@@ -901,6 +1017,7 @@ SLOT_SETS = {
     "check": CHECK_SLOTS,
     "fresh": FRESH_SLOTS,
     "unseen": UNSEEN_SLOTS,
+    "sealed": SEALED_SLOTS,
 }
 """Each set of facts and phrasings by the name ``--slots`` takes."""
 
@@ -927,7 +1044,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="tuned",
         help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, the "
         "check set written after the first ranking rule was fixed, the fresh set written "
-        "before its present thresholds were chosen, or the unseen set written after",
+        "before its present thresholds were chosen, the unseen set written after, or the sealed "
+        "set written before the next ranking change was designed",
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     args = parser.parse_args(argv)
