@@ -19,15 +19,22 @@ did I paint?" even where the question itself is not stored (``benchmarks/locomo_
 Newer first: when a record restates, later, what the same speaker said in an older record
 that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just above the
 older one, which stays in the results. A restatement is a statement (not a question) of the
-same speaker, worded as a change ("moved", "now", "no longer", "switched", ...), whose
-embedding is closer to the older record's than the two are, on average, to the other
-candidates (by at least ``restatement_margin`` in cosine), and which matches the query at
-least ``restatement_relevance`` times as well as the best record of the chain it joins (a
-fact changed twice is one chain: the latest statement goes above both). Only questions that
-ask for one present value are reordered: questions in the past tense, about what was
-"before", or asking for a list or a count ("What books has she read?", "What are his
-hobbies?", "How many ...") keep the plain ranking, so the older statement stays first where
-it is what is asked for. Measured in ``benchmarks/results/recency_ablation.txt``.
+same speaker, later, whose embedding is closer to the older record's than the two are, on
+average, to the other candidates, and which matches the query at least
+``restatement_relevance`` times as well as the best record of the chain it joins (a fact
+changed twice is one chain: the latest statement goes above both). Worded as a change
+("moved", "now", "no longer", "switched", ...), it must be closer by
+``restatement_margin`` in cosine; worded without one ("Picked up the new Kia from the dealer
+today."), by ``unmarked_margin``, and it must also stand out among what its speaker said as
+an answer to the query: its cosine to the query at least ``unmarked_standing`` standard
+deviations above the mean of that speaker's other candidates (the older record left out).
+Only questions that ask for one present value are reordered (:func:`asks_current_value`):
+questions in the past tense, about what was "before", asking for a list or a count ("What
+books has she read?", "What are his hobbies?", "How many ..."), asking when, why or what
+might be, naming a date, or naming more than the person and three things about them ("What
+does John write on the whiteboard to stay motivated?") keep the plain ranking, so the older
+statement stays first where it is what is asked for. Measured in
+``benchmarks/results/recency_ablation.txt``.
 
 The margin is measured against that background, not as a raw cosine, because two turns of
 one speaker are alike in style and subject whatever they say (and in the speaker's name,
@@ -44,6 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.dense import DenseIndex
@@ -79,6 +87,12 @@ class HybridConfig:
             as restating the older one.
         restatement_relevance: Least share of the score of the best record of the chain it
             joins that a restatement must have to be placed above it.
+        unmarked_margin: ``restatement_margin`` for a later statement worded without a
+            change word.
+        unmarked_standing: Least number of standard deviations by which the query cosine of
+            a later statement without a change word must exceed the mean of its speaker's
+            other candidates (the older record left out) for it to count as a restatement
+            (``math.inf``: only statements worded as a change count).
     """
 
     dense_weight: float = 0.2
@@ -89,6 +103,8 @@ class HybridConfig:
     newer_first: bool = True
     restatement_margin: float = 0.15
     restatement_relevance: float = 0.3
+    unmarked_margin: float = 0.1
+    unmarked_standing: float = 1.75
 
     def __post_init__(self) -> None:
         for name in (
@@ -97,6 +113,7 @@ class HybridConfig:
             "reply_weight",
             "restatement_margin",
             "restatement_relevance",
+            "unmarked_margin",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -105,6 +122,15 @@ class HybridConfig:
                 )
             if not 0.0 <= value <= 1.0:
                 raise InvalidInputError(f"HybridConfig.{name} must be in [0, 1], got {value!r}")
+        standing = self.unmarked_standing
+        if isinstance(standing, bool) or not isinstance(standing, (int, float)):
+            raise InvalidTypeError(
+                f"HybridConfig.unmarked_standing must be a number >= 0, got {standing!r}"
+            )
+        if not standing >= 0.0:  # also refuses NaN
+            raise InvalidInputError(
+                f"HybridConfig.unmarked_standing must be >= 0 (math.inf: off), got {standing!r}"
+            )
         if isinstance(self.candidates, bool) or not isinstance(self.candidates, int):
             raise InvalidTypeError(
                 f"HybridConfig.candidates must be an int >= 1, got {self.candidates!r}"
@@ -225,14 +251,48 @@ PLURAL_HEAD = re.compile(
 )
 NOT_PLURAL = frozenset({"does", "is", "was", "has", "this", "his", "its", "us", "yes"})
 
+EVENT_WORDS = re.compile(
+    r"\b(when|why|might|may|likely|would|could|should|mention\w*|january|february|march|"
+    r"april|june|july|august|september|october|november|december|\d{4})\b",
+    re.IGNORECASE,
+)
+"""Words of a question about an event, a reason, a guess or a date, not a present value."""
+
+VALUE_QUESTION_WORDS = 3
+"""Most content words a question for one present value has besides names ("Which car does
+Ana drive now?": car, drive); a question naming more asks about a particular episode."""
+
+_QUESTION_STOP = frozenset(STOPWORDS_EN) | {
+    "what", "which", "who", "whom", "whose", "where", "how", "does", "do", "is", "s", "am",
+    "have", "i", "me", "my", "mine", "your", "yours", "his", "her", "hers", "our", "ours",
+    "their", "theirs", "now", "currently", "today", "usually",
+}  # fmt: skip
+"""Words that say nothing of what a question is about: bm25s's English stop words, question
+words, pronouns and words for "at present"."""
+_QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def content_words(query: str) -> list[str]:
+    """The words of ``query`` that are neither stop words nor capitalised names."""
+    words = _QUESTION_WORD.findall(query)
+    return [
+        word
+        for i, word in enumerate(words)
+        if word.lower().split("'")[0] not in _QUESTION_STOP and not (i and word[0].isupper())
+    ]
+
 
 def asks_current_value(query: str) -> bool:
     """Whether ``query`` asks for one present value ("Where does Ana work?").
 
-    Past-tense and "before" questions, and questions for a list or a count ("What books has
-    she read?", "What are his hobbies?", "Which places ..."), do not.
+    Past-tense and "before" questions, questions for a list or a count ("What books has
+    she read?", "What are his hobbies?", "Which places ..."), questions about an event, a
+    reason, a guess or a date ("When ...", "Why ...", "... might ...", "... in May 2023"),
+    and questions naming more than :data:`VALUE_QUESTION_WORDS` content words do not.
     """
-    if PAST_WORDS.search(query) or LIST_WORDS.search(query):
+    if PAST_WORDS.search(query) or LIST_WORDS.search(query) or EVENT_WORDS.search(query):
+        return False
+    if len(content_words(query)) > VALUE_QUESTION_WORDS:
         return False
     head = PLURAL_HEAD.search(query)
     if head is None:
@@ -252,6 +312,7 @@ def is_restatement(text: str) -> bool:
 
 def newer_first(
     query: str,
+    vector: Vector,
     scores: dict[int, float],
     *,
     said_of: Callable[[int], Said],
@@ -264,40 +325,58 @@ def newer_first(
     (creation time, then key), so a fact changed twice ends with its latest statement on
     top: a restatement joins the chain of the best-placed older record it restates and must
     match the query at least ``restatement_relevance`` times as well as that chain's best
-    record. Questions that do not ask for one present value are left as they are
+    record. A statement worded as a change (:func:`is_restatement`) must be closer to the
+    older record than background by ``restatement_margin``; one worded without a change
+    word by ``unmarked_margin``, and it must stand ``unmarked_standing`` standard deviations
+    above its speaker's mean query cosine, the older record left out (:func:`standing`).
+    Questions that do not ask for one present value are left as they are
     (:func:`asks_current_value`).
     """
     if not scores or not asks_current_value(query):
         return scores
     keys = sorted(scores, key=lambda rid: (-scores[rid], rid))[: config.candidates]
     said = [said_of(rid) for rid in keys]
-    newer = [i for i, (_, _, text) in enumerate(said) if is_restatement(text)]
-    if not newer:
-        return scores
-    vectors = np.stack(
-        [np.asarray(embedding_of(rid), dtype=np.float32).reshape(-1) for rid in keys]
+    statement = np.fromiter(
+        (not text.rstrip().endswith("?") for _, _, text in said), dtype=bool, count=len(keys)
     )
-    sims = (vectors[newer] @ vectors.T).astype(np.float64)
-    margin = sims - background(vectors, newer, sims)
-    base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
-    # Position in time of each key, and one code per speaker, for vectorised masks.
-    chronological = sorted(range(len(keys)), key=lambda i: (said[i][1], keys[i]))
-    when = np.empty(len(keys), dtype=np.int64)
-    when[chronological] = np.arange(len(keys))
+    cued = np.fromiter((is_restatement(text) for _, _, text in said), dtype=bool, count=len(keys))
     codes: dict[str | None, int] = {}
     speaker = np.fromiter(
         (codes.setdefault(who, len(codes)) for who, _, _ in said), dtype=np.int64, count=len(keys)
     )
+    vectors: np.ndarray | None = None
+    # stands[i, j]: whether i stands out as an answer among its speaker's candidates but j.
+    stands = np.zeros((len(keys), len(keys)), dtype=bool)
+    if np.isfinite(config.unmarked_standing) and statement.any():
+        vectors = _stack(keys, embedding_of)
+        cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        stands = standing(cosine, speaker) >= config.unmarked_standing
+        stands &= (statement & ~cued)[:, None]
+    newer = np.flatnonzero(cued | stands.any(axis=1)).tolist()
+    if not newer:
+        return scores
+    if vectors is None:
+        vectors = _stack(keys, embedding_of)
+    sims = (vectors[newer] @ vectors.T).astype(np.float64)
+    margin = sims - background(vectors, newer, sims)
+    base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
+    # Position in time of each key, for vectorised masks.
+    chronological = sorted(range(len(keys)), key=lambda i: (said[i][1], keys[i]))
+    when = np.empty(len(keys), dtype=np.int64)
+    when[chronological] = np.arange(len(keys))
     placed = base.copy()
     # The base score of the best record of each key's chain (its own, until it joins one).
     best = base.copy()
-    tau, rho = config.restatement_margin, config.restatement_relevance
+    rho = config.restatement_relevance
     for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
         b = newer[row]
+        passes = margin[row] >= config.restatement_margin if cued[b] else stands[b]
+        if not cued[b]:
+            passes &= margin[row] >= config.unmarked_margin
         older = (
             (when < when[b])
             & (speaker == speaker[b])
-            & (margin[row] >= tau)
+            & passes
             & (placed > placed[b])
             & (base[b] >= rho * best)
         )
@@ -307,6 +386,39 @@ def newer_first(
     out = dict(scores)
     out.update(zip(keys, placed.tolist(), strict=True))
     return out
+
+
+def _stack(keys: list[int], embedding_of: Callable[[int], Vector]) -> np.ndarray:
+    """The keys' stored embeddings, one row each."""
+    return np.stack([np.asarray(embedding_of(rid), dtype=np.float32).reshape(-1) for rid in keys])
+
+
+def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
+    """How far each candidate stands out as an answer among its speaker's other candidates.
+
+    Args:
+        cosine: Each candidate's cosine to the query.
+        speaker: One code per candidate's speaker.
+
+    Returns:
+        ``(n, n)``: at ``[i, j]``, how many standard deviations ``cosine[i]`` lies above the
+        mean of the cosines of ``i``'s speaker's candidates other than ``j`` (the record
+        ``i`` would pass over is left out, so two answers to one question do not hide each
+        other); ``-inf`` where ``j`` has another speaker, fewer than 3 candidates remain or
+        they do not vary.
+    """
+    c = cosine.astype(np.float64)
+    same = speaker[:, None] == speaker[None, :]
+    count = same.sum(axis=1).astype(np.float64)  # the speaker's candidates, i included
+    total = same @ c
+    squares = same @ (c * c)
+    rest = count[:, None] - 1.0  # leaving out j (of the same speaker)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (total[:, None] - c[None, :]) / rest
+        variance = (squares[:, None] - (c * c)[None, :]) / rest - mean * mean
+        out = (c[:, None] - mean) / np.sqrt(variance)
+    valid = same & (rest >= 3) & (variance > 1e-12)
+    return np.where(valid, out, -np.inf)
 
 
 def background(vectors: np.ndarray, rows: list[int], sims: np.ndarray) -> np.ndarray:
@@ -405,7 +517,7 @@ def hybrid_search(
                     scores[rid] = own + lift * (best - own)
     if config.newer_first and said_of is not None:
         scores = newer_first(
-            query, scores, said_of=said_of, embedding_of=embedding_of, config=config
+            query, vector, scores, said_of=said_of, embedding_of=embedding_of, config=config
         )
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(rid, min(max(score, 0.0), 1.0)) for rid, score in ranked[:k]]

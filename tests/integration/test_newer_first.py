@@ -6,6 +6,7 @@ questions about what was true before keep the plain ranking.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
@@ -56,6 +57,42 @@ CHAIN = (
 )
 """A fact changed twice. The plain ranking puts the first statement first and the second
 last; the latest is close to the second (cosine 0.69) but not to the first (0.47)."""
+
+
+UNWORDED = [
+    (
+        "My doctor is Dr. Patel at the Elm Street clinic.",
+        "Had my first check-up with Dr. Nguyen today, she was lovely.",
+        "Who is my doctor?",
+    ),
+    (
+        "I support Arsenal, I never miss a match.",
+        "Got my Celtic season ticket in the post today!",
+        "Which football team do I support?",
+    ),
+    (
+        "My phone is an old Samsung Galaxy.",
+        "Unboxed my shiny new iPhone this afternoon.",
+        "What phone do I have?",
+    ),
+]
+"""Changes worded without a change word: the later statement only implies the new value."""
+
+DAYS = [
+    "The weather was grey all week.",
+    "I watched a documentary about octopuses.",
+    "My sister visited and we cooked dumplings.",
+    "Work has been hectic but I'm managing.",
+    "I finally cleaned out my closet.",
+    "I've been listening to a lot of jazz.",
+    "The traffic this morning was unbelievable.",
+    "I tried the new noodle place, not bad at all.",
+    "I need a holiday soon, honestly.",
+    "My neighbour's garden looks amazing this year.",
+    "I'm reading a novel about a lighthouse keeper.",
+    "We should plan a picnic when it's warmer.",
+]
+"""A dozen turns about other things: what a user's memory holds around a fact."""
 
 
 def remember_in_order(memory: AgentMemory, texts: list[str]) -> None:
@@ -143,6 +180,13 @@ def test_a_question_or_another_speaker_does_not_supersede(memory: AgentMemory) -
         ("Which places does Ana like?", False),
         ("What kind of places have they checked out?", False),
         ("How many games has John won?", False),
+        ("Who is my doctor?", True),
+        ("What phone do I have now?", True),
+        ("When is Melanie going camping?", False),
+        ("Why does Audrey make jewelry out of recycled objects?", False),
+        ("What might John's degree be in?", False),
+        ("What event is Maria getting ready for on May 25, 2023?", False),
+        ("What does John write on the whiteboard to stay motivated?", False),
     ],
 )
 def test_which_questions_ask_for_one_present_value(question: str, one_value: bool) -> None:
@@ -222,3 +266,46 @@ def test_a_change_of_something_else_does_not_pass_over_the_fact(embeddings: Embe
     remember_in_order(memory, texts)
     found = [r.text for r in memory.search("Where does Ana live?", namespace="u", k=5)]
     assert found[0] == texts[0]
+
+
+@pytest.mark.parametrize(("old", "new", "now"), UNWORDED)
+def test_a_change_without_a_change_word_ranks_first(
+    embeddings: Embeddings, old: str, new: str, now: str
+) -> None:
+    """It stands out among the user's other records as an answer, and is close to the old."""
+    worded_only = AgentMemory(
+        ":memory:", embeddings=embeddings, hybrid=HybridConfig(unmarked_standing=math.inf)
+    )
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
+    for mem in (worded_only, ranked):
+        remember_in_order(mem, [old, *DAYS[:6], new, *DAYS[6:]])
+    found = [r.text for r in worded_only.search(now, namespace="u", k=5)]
+    assert found.index(old) < found.index(new)  # what the unworded rule changes
+    found = [r.text for r in ranked.search(now, namespace="u", k=5)]
+    assert found.index(new) < found.index(old)
+    before = now.replace(" do I ", " did I ").replace("Who is", "Who was")[:-1] + " before?"
+    assert not asks_current_value(before)
+    back = [r.text for r in ranked.search(before, namespace="u", k=5)]
+    assert old in back
+    assert back == [r.text for r in worded_only.search(before, namespace="u", k=5)]
+
+
+def test_an_unworded_statement_about_something_else_does_not_pass_over_the_fact(
+    memory: AgentMemory,
+) -> None:
+    old, _, now = UNWORDED[0]
+    remember_in_order(memory, [old, *DAYS])
+    assert memory.search(now, namespace="u", k=1)[0].text == old
+
+
+def test_a_small_memory_has_too_few_records_to_tell_an_unworded_change(
+    embeddings: Embeddings,
+) -> None:
+    """Standing needs the speaker's other records: with three, only worded changes count."""
+    old, new, now = UNWORDED[2]
+    plain, ranked = plain_and_ranked(
+        embeddings, lambda mem: remember_in_order(mem, [old, DAYS[0], new])
+    )
+    assert [r.text for r in ranked.search(now, namespace="u", k=3)] == [
+        r.text for r in plain.search(now, namespace="u", k=3)
+    ]

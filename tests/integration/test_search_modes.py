@@ -194,6 +194,15 @@ def test_bad_hybrid_config_is_refused() -> None:
         HybridConfig(restatement_margin=2.0)
     with pytest.raises(InvalidTypeError, match="restatement_relevance must be a number"):
         HybridConfig(restatement_relevance=None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="unmarked_margin must be in"):
+        HybridConfig(unmarked_margin=-0.1)
+    with pytest.raises(InvalidInputError, match=r"unmarked_standing must be >= 0 \(math.inf"):
+        HybridConfig(unmarked_standing=float("nan"))
+    with pytest.raises(InvalidInputError, match="unmarked_standing must be >= 0"):
+        HybridConfig(unmarked_standing=-1.0)
+    with pytest.raises(InvalidTypeError, match="unmarked_standing must be a number"):
+        HybridConfig(unmarked_standing=True)
+    assert HybridConfig(unmarked_standing=float("inf")).unmarked_standing == float("inf")
     with pytest.raises(InvalidTypeError, match="newer_first must be a bool"):
         HybridConfig(newer_first="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="hybrid must be a HybridConfig"):

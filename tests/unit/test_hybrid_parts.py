@@ -1,4 +1,5 @@
-"""Parts of hybrid search: absolute BM25 normalisation, thread neighbours, background."""
+"""Parts of hybrid search: absolute BM25 normalisation, thread neighbours, background,
+standing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
-from langchain_agentmem.index.hybrid import background
+from langchain_agentmem.index.hybrid import background, standing
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
 
@@ -167,3 +168,24 @@ def test_background_is_the_pair_left_out_mean_cosine(n: int, seed: int) -> None:
             mine = np.mean([float(vectors[i] @ vectors[m]) for m in others])
             theirs = np.mean([float(vectors[j] @ vectors[m]) for m in others])
             assert abs(got[r, j] - (mine + theirs) / 2) < 1e-5
+
+
+@given(
+    n=st.integers(min_value=1, max_value=12),
+    seed=st.integers(min_value=0, max_value=2**31 - 1),
+)
+def test_standing_is_the_z_score_among_the_speakers_others(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    cosine = rng.uniform(-0.2, 0.9, size=n).astype(np.float32)
+    speaker = rng.integers(0, 2, size=n)
+    got = standing(cosine, speaker)
+    assert got.shape == (n, n)
+    for i in range(n):
+        for j in range(n):
+            rest = [m for m in range(n) if speaker[m] == speaker[i] and m != j]
+            values = np.array([float(cosine[m]) for m in rest])
+            if speaker[j] != speaker[i] or len(rest) < 3 or values.std() <= 1e-6:
+                assert got[i, j] == -np.inf
+                continue
+            want = (float(cosine[i]) - values.mean()) / values.std()
+            assert abs(got[i, j] - want) < 1e-4 * max(1.0, abs(want))
