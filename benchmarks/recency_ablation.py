@@ -16,22 +16,24 @@ scores, side by side in one run and with every turn kept:
   measured once then; most of its changes carry no change word, and its figures were seen
   while the rule for such changes was designed,
 - a sixth set written before the rule for changes without a change word was designed
-  (``SEALED_SLOTS``, seed 5). It was first measured with that rule's thresholds fixed, in a
-  run that also scored a variant (the speaker's standing computed with the older record
-  left out, added because the first version missed changes in small memories); the variant
-  was then chosen by the five-set rule below, so its figure on this set was seen first,
+  (``SEALED_SLOTS``, seed 5). Its figures were first seen in a run that scored two close
+  variants of that rule with their thresholds fixed; the choice between them, and the later
+  move of the margin from 0.1 to 0.15, were made by the five-set rule below with those
+  figures already seen, so it is no longer a clean hold-out,
 - LoCoMo evidence recall@1 and @10 (the guard: @10 must stay >= 0.70),
 
 for the plain hybrid ranking, the "lift toward an older near-duplicate" rule (any speaker,
 any wording, every question), the earlier release's ``newer_first`` (every present-tense
 question, no chains, relevance against the record passed over, similarity 0.6, relevance
 0.5), ``newer_first`` with worded changes only (``unmarked_standing=inf``), and the shipped
-``newer_first`` of :mod:`langchain_agentmem.index.hybrid` over a grid of its two thresholds
-for changes without a change word (defaults ``unmarked_standing=1.75``,
-``unmarked_margin=0.1``). The defaults were chosen by one rule, on the first five sets: the
-least mean stale-above-current over them, with their mean current-in-top-5 and LoCoMo
-recall@1 and @10 not below the previous release's (worded changes only and a looser
-question filter: 0.617, 0.3297 and 0.7221).
+``newer_first`` of :mod:`langchain_agentmem.index.hybrid` over a grid of its standing for
+changes without a change word and its margin (defaults ``unmarked_standing=1.75``,
+``restatement_margin=0.15``). The defaults were chosen by one rule, on the first five sets:
+the least mean stale-above-current over them, with their mean current-first, current-in-
+top-5 and LoCoMo recall@1 and @10 not below the previous release's (worded changes only and
+a looser question filter: 0.442, 0.617, 0.3297 and 0.7221). Current-first joined the rule
+after a first choice (margin 0.1 for unworded changes) was seen to put other records first
+(mean current-first 0.417).
 
 Usage::
 
@@ -204,20 +206,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         config = replace(worded, restatement_margin=margin)
         rules.append((f"  the same, margin>={margin}", shipped(config)))
     for standing in (1.5, 1.75, 2.0, 2.5):
-        for unmarked in (0.05, 0.1, 0.15):
-            config = HybridConfig(unmarked_standing=standing, unmarked_margin=unmarked)
+        for margin in (0.1, 0.15, 0.2):
+            config = HybridConfig(unmarked_standing=standing, restatement_margin=margin)
             mark = " (default)" if config == HybridConfig() else ""
-            name = f"newer_first unmarked z>={standing} m>={unmarked}{mark}"
+            name = f"newer_first unworded z>={standing} margin>={margin}{mark}"
             rules.append((name, shipped(config)))
     rules.append(("  default, rel>=0.5", shipped(HybridConfig(restatement_relevance=0.5))))
-    head = f"{'rule':<48}" + "".join(f"{name + ': cur@5 stale>cur bef@5':>32}" for name, *_ in SETS)
+    head = f"{'rule':<48}" + "".join(
+        f"{name + ': cur@1 cur@5 stale>cur bef@5':>38}" for name, *_ in SETS
+    )
     head += f"{'LoCoMo R@1':>12}{'R@10':>8}"
     lines = [head, "-" * len(head)]
     for name, rank in rules:
         row = f"{name:<48}"
         for set_name, *_ in SETS:
-            _, cur5, stale, before5 = fact_scores(sets[set_name], raw[set_name], rank)
-            row += f"{cur5:>14.3f} {stale:>9.3f} {before5:>7.3f}"
+            cur1, cur5, stale, before5 = fact_scores(sets[set_name], raw[set_name], rank)
+            row += f"{cur1:>14.3f} {cur5:>6.3f} {stale:>9.3f} {before5:>7.3f}"
         lines.append(
             row + f"{locomo_recall(locomo, rank, 1):>12.4f}{locomo_recall(locomo, rank):>8.4f}"
         )
@@ -235,26 +239,27 @@ def main(argv: Sequence[str] | None = None) -> None:
             "fresh: FRESH_SLOTS, seed 3, written before the present rule was chosen, seen while "
             "designs were compared, never to set a threshold; unseen: UNSEEN_SLOTS, seed 4, "
             "written after the worded-change rule was fixed, seen while the rule for unworded "
-            "changes was designed; sealed: SEALED_SLOTS, seed 5, written before that design, "
-            "first measured in the run that chose between the last two designs), current-fact and"
-            " 'before' questions, k=5 (columns as in policy_fact_change.txt). LoCoMo: evidence "
+            "changes was designed; sealed: SEALED_SLOTS, seed 5, written before that design, its "
+            "figures seen before the last two choices of the five-set rule), current-fact and "
+            "'before' questions, k=5 (columns as in policy_fact_change.txt). LoCoMo: evidence "
             "recall@1 and @10 of categories 1-4, every turn kept. 'lift older dup': a record "
             "lifted just above an older record of the result pool with cosine >= tau (any "
             "speaker, any question). 'earlier newer_first': the earlier release's rule (every "
             "present-tense question; a restatement placed above the older records with cosine >= "
             "0.6 it scores at least 0.5 x). 'newer_first': the shipped rule (a later statement of"
             " the same speaker, cosine to the older record >= margin above the pair's mean cosine"
-            " to the other candidates, score >= rel x the best record of the chain it joins; "
-            "margin 0.15 when worded as a change; without a change word, margin m and a query "
-            "cosine z standard deviations above the mean of the speaker's other candidates; only "
+            " to the other candidates, score >= rel x the best record of the chain it joins; a "
+            "statement without a change word also needs a query cosine z standard deviations "
+            "above the mean of the speaker's other candidates, the older record left out; only "
             "questions asking for one present value, at most 3 content words besides names, none "
             "about when, why, a guess or a date). Defaults: the least mean stale>cur of the first"
-            " five sets with their mean cur@5 and LoCoMo R@1 and R@10 not below the previous "
-            "release's (0.617, 0.3297, 0.7221). Every row searches with the shipped reply "
-            "context: a turn's BM25 also reads, at weight 0.5, the other speaker's turn just "
-            "before it when that turn asks something (weight 0.5 over 1.0: at 1.0 held out cur@5 "
-            "fell to 0.646; a reply context without the question rule lowered before@5 on fresh "
-            "and unseen, a comment taking the words of the statement it follows). Ran in "
+            " five sets with their mean cur@1, cur@5 and LoCoMo R@1 and R@10 not below the "
+            "previous release's (0.442, 0.617, 0.3297, 0.7221). Every row searches with the "
+            "shipped reply context: a turn's BM25 also reads, at weight 0.5, the other speaker's "
+            "turn just before it when that turn asks something (weight 0.5 over 1.0: at 1.0 held "
+            "out cur@5 fell to 0.646; a reply context without the question rule lowered before@5 "
+            "on fresh and unseen, a comment taking the words of the statement it follows). Ran in"
+            " "
             f"{time.perf_counter() - started:.0f} s.\n\n{table}\n",
             encoding="utf-8",
         )

@@ -22,12 +22,12 @@ older one, which stays in the results. A restatement is a statement (not a quest
 same speaker, later, whose embedding is closer to the older record's than the two are, on
 average, to the other candidates, and which matches the query at least
 ``restatement_relevance`` times as well as the best record of the chain it joins (a fact
-changed twice is one chain: the latest statement goes above both). Worded as a change
-("moved", "now", "no longer", "switched", ...), it must be closer by
-``restatement_margin`` in cosine; worded without one ("Picked up the new Kia from the dealer
-today."), by ``unmarked_margin``, and it must also stand out among what its speaker said as
-an answer to the query: its cosine to the query at least ``unmarked_standing`` standard
-deviations above the mean of that speaker's other candidates (the older record left out).
+changed twice is one chain: the latest statement goes above both). It must be closer by
+``restatement_margin`` in cosine. Worded as a change ("moved", "now", "no longer",
+"switched", ...), that is all; worded without one ("Picked up the new Kia from the dealer
+today."), it must also stand out among what its speaker said as an answer to the query:
+its cosine to the query at least ``unmarked_standing`` standard deviations above the mean of
+that speaker's other candidates (the older record left out).
 Only questions that ask for one present value are reordered (:func:`asks_current_value`):
 questions in the past tense, about what was "before", asking for a list or a count ("What
 books has she read?", "What are his hobbies?", "How many ..."), asking when, why or what
@@ -87,8 +87,6 @@ class HybridConfig:
             as restating the older one.
         restatement_relevance: Least share of the score of the best record of the chain it
             joins that a restatement must have to be placed above it.
-        unmarked_margin: ``restatement_margin`` for a later statement worded without a
-            change word.
         unmarked_standing: Least number of standard deviations by which the query cosine of
             a later statement without a change word must exceed the mean of its speaker's
             other candidates (the older record left out) for it to count as a restatement
@@ -103,7 +101,6 @@ class HybridConfig:
     newer_first: bool = True
     restatement_margin: float = 0.15
     restatement_relevance: float = 0.3
-    unmarked_margin: float = 0.1
     unmarked_standing: float = 1.75
 
     def __post_init__(self) -> None:
@@ -113,7 +110,6 @@ class HybridConfig:
             "reply_weight",
             "restatement_margin",
             "restatement_relevance",
-            "unmarked_margin",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -325,10 +321,10 @@ def newer_first(
     (creation time, then key), so a fact changed twice ends with its latest statement on
     top: a restatement joins the chain of the best-placed older record it restates and must
     match the query at least ``restatement_relevance`` times as well as that chain's best
-    record. A statement worded as a change (:func:`is_restatement`) must be closer to the
-    older record than background by ``restatement_margin``; one worded without a change
-    word by ``unmarked_margin``, and it must stand ``unmarked_standing`` standard deviations
-    above its speaker's mean query cosine, the older record left out (:func:`standing`).
+    record, and be closer to the older record than background by ``restatement_margin``.
+    A statement worded without a change word (:func:`is_restatement`) must also stand
+    ``unmarked_standing`` standard deviations above its speaker's mean query cosine, the
+    older record left out (:func:`standing`).
     Questions that do not ask for one present value are left as they are
     (:func:`asks_current_value`).
     """
@@ -370,13 +366,11 @@ def newer_first(
     rho = config.restatement_relevance
     for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
         b = newer[row]
-        passes = margin[row] >= config.restatement_margin if cued[b] else stands[b]
-        if not cued[b]:
-            passes &= margin[row] >= config.unmarked_margin
         older = (
             (when < when[b])
             & (speaker == speaker[b])
-            & passes
+            & (margin[row] >= config.restatement_margin)
+            & (cued[b] | stands[b])
             & (placed > placed[b])
             & (base[b] >= rho * best)
         )

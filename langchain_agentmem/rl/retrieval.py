@@ -135,7 +135,8 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     """Each question's hybrid score of every turn, ``(questions, turns)``.
 
     BM25 statistics and neighbours come from the whole conversation, so a score does not
-    depend on what else memory holds: the reward's approximation of :func:`hybrid_orders`.
+    depend on what else memory holds: the reward's approximation of :func:`hybrid_orders`,
+    without its newer-first reordering.
     """
     cfg = config or HybridConfig()
     n = len(conv.turns)

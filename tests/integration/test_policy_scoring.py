@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem import AgentMemory
+from langchain_agentmem import AgentMemory, HybridConfig
 from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_orders, replies, static_scores
@@ -58,7 +58,8 @@ def test_replayed_hybrid_search_is_agentmemorys_search(tmp_path: Path, embedding
     [conv] = embed_conversations(load_locomo(_file(tmp_path / "c.json")), embeddings, cache=False)  # type: ignore[arg-type]
     kept = [0, 2, 3, 5, 6, 8, 9, 11]  # what some policy kept
     mem = AgentMemory("sqlite:///:memory:", embeddings=embeddings)  # type: ignore[arg-type]
-    # As the bench stores them: a turn that follows the other speaker's question keeps it.
+    # As the bench stores them: who said each turn (newer-first compares a speaker's own
+    # records), and a turn that follows the other speaker's question keeps it.
     reply = replies(conv)
     assert sum(asks(r) for r in reply) == 4  # the four questions of the sessions above
     with mem:
@@ -69,7 +70,11 @@ def test_replayed_hybrid_search_is_agentmemorys_search(tmp_path: Path, embedding
                 namespace="u",
                 thread=f"session-{turn.session}",
                 timestamp=datetime.fromtimestamp(turn.timestamp, tz=timezone.utc),
-                metadata={"turn": i, **({"reply_to": reply[i]} if asks(reply[i]) else {})},
+                metadata={
+                    "turn": i,
+                    "speaker": turn.speaker,
+                    **({"reply_to": reply[i]} if asks(reply[i]) else {}),
+                },
             )
         for k in (3, 5):
             expected = [
@@ -86,7 +91,9 @@ def test_static_scores_rank_like_the_search_when_everything_is_kept(
     everything = list(range(len(conv.turns)))
     scores = static_scores(conv)
     assert scores.shape == (len(conv.questions), len(conv.turns))
-    exact = hybrid_orders(conv, everything, 4)
+    # Newer-first reorders per question ("What is the name of the rescue dog?" here) and is
+    # not part of the static approximation.
+    exact = hybrid_orders(conv, everything, 4, HybridConfig(newer_first=False))
     static = np.argsort(-scores, axis=1, kind="stable")[:, :4].tolist()
     assert static == exact
     # Each question's evidence turn is among the four best matches: the scores carry signal.

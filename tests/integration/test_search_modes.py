@@ -194,8 +194,6 @@ def test_bad_hybrid_config_is_refused() -> None:
         HybridConfig(restatement_margin=2.0)
     with pytest.raises(InvalidTypeError, match="restatement_relevance must be a number"):
         HybridConfig(restatement_relevance=None)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="unmarked_margin must be in"):
-        HybridConfig(unmarked_margin=-0.1)
     with pytest.raises(InvalidInputError, match=r"unmarked_standing must be >= 0 \(math.inf"):
         HybridConfig(unmarked_standing=float("nan"))
     with pytest.raises(InvalidInputError, match="unmarked_standing must be >= 0"):
