@@ -250,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             " the same speaker, cosine to the older record >= margin above the pair's mean cosine"
             " to the other candidates, score >= rel x the best record of the chain it joins; a "
             "statement without a change word also needs a query cosine z standard deviations "
-            "above the mean of the speaker's other candidates, the older record left out; only "
+            "above the mean of the speaker's candidates, the older record left out; only "
             "questions asking for one present value, at most 3 content words besides names, none "
             "about when, why, a guess or a date). Defaults: the least mean stale>cur of the first"
             " five sets with their mean cur@1, cur@5 and LoCoMo R@1 and R@10 not below the "

@@ -27,7 +27,7 @@ changed twice is one chain: the latest statement goes above both). It must be cl
 "switched", ...), that is all; worded without one ("Picked up the new Kia from the dealer
 today."), it must also stand out among what its speaker said as an answer to the query:
 its cosine to the query at least ``unmarked_standing`` standard deviations above the mean of
-that speaker's other candidates (the older record left out).
+that speaker's candidates (the older record left out).
 Only questions that ask for one present value are reordered (:func:`asks_current_value`):
 questions in the past tense, about what was "before", asking for a list or a count ("What
 books has she read?", "What are his hobbies?", "How many ..."), asking when, why or what
@@ -89,7 +89,7 @@ class HybridConfig:
             joins that a restatement must have to be placed above it.
         unmarked_standing: Least number of standard deviations by which the query cosine of
             a later statement without a change word must exceed the mean of its speaker's
-            other candidates (the older record left out) for it to count as a restatement
+            candidates (the older record left out) for it to count as a restatement
             (``math.inf``: only statements worded as a change count).
     """
 
@@ -388,7 +388,7 @@ def _stack(keys: list[int], embedding_of: Callable[[int], Vector]) -> np.ndarray
 
 
 def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
-    """How far each candidate stands out as an answer among its speaker's other candidates.
+    """How far each candidate stands out as an answer among its speaker's candidates.
 
     Args:
         cosine: Each candidate's cosine to the query.
