@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--no-warm-start", action="store_true", help="PPO from the importance rule, no fit first"
     )
+    parser.add_argument(
+        "--extra", help="conversations added to every training fold, never scored (rl.report)"
+    )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     reports = {}
@@ -54,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     *("--data", args.data, "--out", str(folder)),
                     *("--steps", str(args.steps), "--seed", str(seed)),
                     *(["--no-warm-start"] if args.no_warm_start else []),
+                    *(["--extra", args.extra] if args.extra else []),
                 ]
             )
         reports[seed] = json.loads((folder / "policy_locomo.json").read_text(encoding="utf-8"))

@@ -180,12 +180,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-warm-start", action="store_true", help="PPO from the importance rule, no fit first"
     )
+    parser.add_argument(
+        "--extra",
+        default=None,
+        help="LoCoMo-format conversations added to every training fold and to --ship's "
+        "training, never scored (e.g. python -m langchain_agentmem.rl.synthetic output)",
+    )
     args = parser.parse_args(argv)
 
     from langchain_agentmem.rl.data import embed_conversations, load_locomo
     from langchain_agentmem.rl.train import cross_validate
 
     convs = embed_conversations(load_locomo(args.data))
+    extra_convs = embed_conversations(load_locomo(args.extra)) if args.extra else []
     budgets = (0.1, 0.25)
     started = time.perf_counter()
     table, runs, models = cross_validate(
@@ -195,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps=args.steps,
         seed=args.seed,
         warm_start=not args.no_warm_start,
+        extra=extra_convs,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -205,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": command,
         "data": Path(args.data).name,
         "conversations": [c.sample_id for c in convs],
+        "extra_training": [c.sample_id for c in extra_convs],
         "protocol": (
             f"{args.folds}-fold cross-validation: the learned policy is scored only on "
             "conversations left out of its training"
@@ -213,6 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.no_warm_start
                 else " (its warm start, a ridge fit of the turns' evidence, is fitted on the "
                 "training folds too)"
+            )
+            + (
+                f"; {len(extra_convs)} extra conversations from {Path(args.extra).name} join every "
+                "training fold and are never scored"
+                if extra_convs
+                else ""
             )
             + "; heuristics need no training. Items are turns ('speaker: text' + image "
             "caption), capacity = round(budget x turns), "
@@ -233,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from langchain_agentmem.rl.train import train
 
         result = train(
-            convs,
+            [*convs, *extra_convs],
             budgets=budgets,
             steps=args.steps,
             seed=args.seed,

@@ -380,21 +380,29 @@ def cross_validate(
     seed: int = 0,
     k: int = 10,
     warm_start: bool = True,
+    extra: Sequence[Conversation] = (),
 ) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
     """Train one policy per fold and score every policy on the fold's held-out conversations.
 
     Conversation ``i`` is held out by fold ``i % folds``; the learned policy is always
-    scored on conversations it never saw. Returns the table (as :func:`evaluate`), per
-    fold its held-out ids, training time and learning curve, and for each conversation
-    the layers of the model that did not see it.
+    scored on conversations it never saw. ``extra`` conversations (synthetic fact-change
+    ones, say) join every fold's training and are never held out or scored. Returns the
+    table (as :func:`evaluate`), per fold its held-out ids, training time and learning
+    curve, and for each conversation the layers of the model that did not see it.
     """
     if not 2 <= folds <= len(convs):
         raise InvalidInputError(f"folds must be in [2, {len(convs)}], got {folds}")
+    shared = {c.sample_id for c in convs} & {c.sample_id for c in extra}
+    if shared:
+        raise InvalidInputError(
+            f"extra training conversations {sorted(shared)} are also scored; "
+            "pass each conversation once"
+        )
     models: dict[str, Any] = {}
     runs: list[dict[str, Any]] = []
     for f in range(folds):
         held = [c for i, c in enumerate(convs) if i % folds == f]
-        rest = [c for i, c in enumerate(convs) if i % folds != f]
+        rest = [c for i, c in enumerate(convs) if i % folds != f] + list(extra)
         result = train(
             rest,
             val_convs=held,

@@ -268,3 +268,33 @@ def test_warm_start_fits_the_actor_to_what_holds_evidence() -> None:
         gap[warm] = pol.record_priority(text, asked) - pol.record_priority(text, {})
     # Warm-started, the answer outranks its repeat; PPO alone has not found that in 128 steps.
     assert gap[True] > 0.05 and abs(gap[False]) < 0.01
+
+
+@pytest.mark.slow
+def test_extra_conversations_train_every_fold_and_are_never_scored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langchain_agentmem.rl.train as rl_train
+    from langchain_agentmem.errors import InvalidInputError
+
+    convs = [toy_conversation(s, n=40) for s in range(3)]
+    extra = [answered_conversation(9, sessions=4)]
+    seen: list[tuple[list[str], list[str]]] = []
+    real = rl_train.train
+
+    def tiny(rest: Any, *, val_convs: Any, **kwargs: Any) -> Any:
+        seen.append(([c.sample_id for c in rest], [c.sample_id for c in val_convs]))
+        return real(rest, steps=64, n_envs=1, n_steps=32, select=False, warm_start=False)
+
+    monkeypatch.setattr(rl_train, "train", tiny)
+    table, runs, models = rl_train.cross_validate(
+        convs, folds=3, budgets=(0.25,), steps=64, extra=extra
+    )
+    assert len(seen) == 3
+    for trained, held in seen:
+        assert "answered-9" in trained and "answered-9" not in held
+        assert not set(trained) & set(held)
+    assert all("answered-9" not in run["held_out"] for run in runs)
+    assert set(models) == {c.sample_id for c in convs}
+    with pytest.raises(InvalidInputError, match="also scored"):
+        rl_train.cross_validate(convs, folds=3, extra=convs[:1])
