@@ -287,7 +287,7 @@ def test_extra_conversations_train_every_fold_and_are_never_scored(
         return real(rest, steps=64, n_envs=1, n_steps=32, select=False, warm_start=False)
 
     monkeypatch.setattr(rl_train, "train", tiny)
-    table, runs, models = rl_train.cross_validate(
+    _table, runs, models = rl_train.cross_validate(
         convs, folds=3, budgets=(0.25,), steps=64, extra=extra
     )
     assert len(seen) == 3
