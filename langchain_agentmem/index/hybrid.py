@@ -346,8 +346,7 @@ def newer_first(
     if np.isfinite(config.unmarked_standing) and statement.any():
         vectors = _stack(keys, embedding_of)
         cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
-        stands = standing(cosine, speaker) >= config.unmarked_standing
-        stands &= (statement & ~cued)[:, None]
+        stands = (standing(cosine, speaker) >= config.unmarked_standing) & statement[:, None]
     newer = np.flatnonzero(cued | stands.any(axis=1)).tolist()
     if not newer:
         return scores
@@ -485,8 +484,7 @@ def hybrid_search(
     missing = np.flatnonzero(np.isnan(cos))
     if missing.size:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        stacked = np.stack([np.asarray(embedding_of(keys[i]), dtype=np.float32) for i in missing])
-        cos[missing] = stacked.reshape(missing.size, -1) @ q
+        cos[missing] = _stack([keys[i] for i in missing], embedding_of) @ q
     pos = lexical.positions()
     lex_of = np.fromiter((pos.get(rid, -1) for rid in keys), dtype=np.int64, count=len(keys))
     bm = np.zeros(len(keys), dtype=np.float32)
