@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -110,7 +111,7 @@ class SQLiteBackend(SQLBackend):
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         self._conn.execute("PRAGMA secure_delete = ON")
         if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            _busy_retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"), timeout)
             self._conn.execute("PRAGMA synchronous = NORMAL")
         self._closed = False
         self._migrate()
@@ -187,6 +188,25 @@ class SQLiteBackend(SQLBackend):
                 with suppress(sqlite3.Error):
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
+
+
+def _busy_retry(step: Callable[[], object], timeout: float) -> None:
+    """Run ``step``, retrying while the file is locked, for up to ``timeout`` seconds.
+
+    Switching to WAL, or opening a WAL file while another process closes it, can report
+    "database is locked" at once, without waiting on the busy timeout.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def create_private(path: Path) -> None:
