@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--extra", help="conversations added to every training fold, never scored (rl.report)"
     )
+    parser.add_argument(
+        "--extra-share", help="share of training steps on --extra's conversations (rl.report)"
+    )
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     reports = {}
@@ -58,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     *("--steps", str(args.steps), "--seed", str(seed)),
                     *(["--no-warm-start"] if args.no_warm_start else []),
                     *(["--extra", args.extra] if args.extra else []),
+                    *(["--extra-share", args.extra_share] if args.extra_share else []),
                 ]
             )
         reports[seed] = json.loads((folder / "policy_locomo.json").read_text(encoding="utf-8"))

@@ -120,6 +120,18 @@ def recall_now(p: Prepared, kept: Sequence[int] | npt.NDArray[np.int64], k: int)
     return float(np.take_along_axis(p.ev_weight[:, idx], top, axis=1).sum(axis=1).mean())
 
 
+def draw_chances(draw: Sequence[float], n: int) -> npt.NDArray[np.float64]:
+    """``draw`` checked (one finite weight >= 0 per conversation, not all 0) and normalised."""
+    w = np.asarray(draw, dtype=np.float64)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InvalidInputError(
+            f"draw must hold one finite weight >= 0 per conversation ({n}), not all 0; "
+            f"got {list(draw)!r}"
+        )
+    chances: npt.NDArray[np.float64] = w / w.sum()
+    return chances
+
+
 class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
     """Stream conversations turn by turn into a memory that holds ``budget`` of the turns.
 
@@ -132,6 +144,7 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         scorer: The policy being trained (observation -> action): a kept turn's priority
             is its score of the turn's :func:`neutral_observation`, as the shipped policy
             scores stored records (``None``: no correction, the importance rule).
+        draw: Chance of each conversation to be an episode (``None``: the same for all).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
@@ -144,10 +157,12 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         k: int = 10,
         reward_scale: float = 10.0,
         scorer: Scorer | None = None,
+        draw: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
         if not conversations:
             raise InvalidInputError("the environment needs at least one conversation")
+        self.draw = None if draw is None else draw_chances(draw, len(conversations))
         if not budgets:
             raise InvalidInputError("budgets must name at least one budget in (0, 1]")
         self.budgets = [check_budget(b) for b in budgets]
@@ -205,7 +220,10 @@ class MemoryBudgetEnv(gym.Env[FloatArray, FloatArray]):
         options = options or {}
         index = options.get("conversation")
         if index is None:
-            index = int(self.np_random.integers(len(self.data)))
+            if self.draw is None:
+                index = int(self.np_random.integers(len(self.data)))
+            else:
+                index = int(self.np_random.choice(len(self.data), p=self.draw))
         self._conv = self.data[int(index)]
         budget = options.get("budget")
         if budget is None:

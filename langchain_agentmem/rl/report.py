@@ -186,7 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="LoCoMo-format conversations added to every training fold and to --ship's "
         "training, never scored (e.g. python -m langchain_agentmem.rl.synthetic output)",
     )
+    parser.add_argument(
+        "--extra-share",
+        type=float,
+        default=None,
+        help="expected share of training steps spent on --extra's conversations, in (0, 1) "
+        "(default: every conversation drawn alike)",
+    )
     args = parser.parse_args(argv)
+    if args.extra_share is not None and not args.extra:
+        parser.error("--extra-share needs --extra")
 
     from langchain_agentmem.rl.data import embed_conversations, load_locomo
     from langchain_agentmem.rl.train import cross_validate
@@ -203,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         warm_start=not args.no_warm_start,
         extra=extra_convs,
+        extra_share=args.extra_share,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -225,7 +235,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             + (
                 f"; {len(extra_convs)} extra conversations from {Path(args.extra).name} join every "
-                "training fold and are never scored"
+                "training fold"
+                + (
+                    f" ({args.extra_share:g} of its expected steps)"
+                    if args.extra_share is not None
+                    else ""
+                )
+                + " and are never scored or used to choose a checkpoint"
                 if extra_convs
                 else ""
             )
@@ -248,11 +264,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from langchain_agentmem.rl.train import train
 
         result = train(
-            [*convs, *extra_convs],
+            convs,
             budgets=budgets,
             steps=args.steps,
             seed=args.seed,
             warm_start=not args.no_warm_start,
+            extra=extra_convs,
+            extra_share=args.extra_share,
         )
         extra = dict(result.config)
         extra["cross_validation"] = {

@@ -69,17 +69,48 @@ def with_intercept(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def ridge_fit(
-    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], alpha: float = 1.0
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    alpha: float = 1.0,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Coefficients of a ridge regression of ``y`` on ``x``, intercept last (not shrunk)."""
+    """Coefficients of a ridge regression of ``y`` on ``x``, intercept last (not shrunk).
+
+    ``weights`` (one per row, ``None``: all 1) weigh each row's squared error.
+    """
     design = with_intercept(x)
     penalty = alpha * np.eye(design.shape[1])
     penalty[-1, -1] = 0.0
-    return np.asarray(np.linalg.solve(design.T @ design + penalty, design.T @ y), np.float64)
+    weighted = design.T if weights is None else design.T * weights
+    return np.asarray(np.linalg.solve(weighted @ design + penalty, weighted @ y), np.float64)
+
+
+def extra_draw(
+    main: Sequence[Prepared], extra: Sequence[Prepared], share: float | None
+) -> list[float] | None:
+    """Episode weights that spend ``share`` of the expected training steps on ``extra``.
+
+    Conversations are drawn alike within each group; ``None`` (or no extra conversations):
+    every conversation alike, so each group's share of the steps follows its length.
+    """
+    if share is None or not extra:
+        return None
+    if not 0.0 < share < 1.0:
+        raise InvalidInputError(
+            f"extra_share must be in (0, 1) (share of training steps on extra "
+            f"conversations), got {share!r}; leave it unset to draw every conversation alike"
+        )
+    n_main = sum(p.n_turns for p in main)
+    n_extra = sum(p.n_turns for p in extra)
+    b = share * n_main / ((1.0 - share) * n_extra)
+    return [1.0] * len(main) + [b] * len(extra)
 
 
 def salience_targets(
-    prepared: Sequence[Prepared], budgets: Sequence[float], ridge: float = 1.0
+    prepared: Sequence[Prepared],
+    budgets: Sequence[float],
+    ridge: float = 1.0,
+    draw: Sequence[float] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Observations and the corrections that rank turns by how much evidence they hold.
 
@@ -87,11 +118,14 @@ def salience_targets(
     turn's observation as it arrives, and as it is scored once stored, is fitted by ridge
     regression to the evidence it holds (the turn's share of each question's evidence,
     summed). The fit, rescaled to the spread of the rule's scores, is the priority a
-    supervised policy would give; the correction is what it adds to the rule.
+    supervised policy would give; the correction is what it adds to the rule. ``draw``
+    weighs each conversation's turns in the fit as PPO draws its episodes (``None``: alike).
     """
     observations: list[FloatArray] = []
     labels: list[float] = []
-    for p in prepared:
+    row_weights: list[float] = []
+    for i, p in enumerate(prepared):
+        row_weights += [1.0 if draw is None else float(draw[i])] * (2 * p.n_turns * len(budgets))
         weight = p.ev_weight.sum(axis=0)
         for budget in budgets:
             env = MemoryBudgetEnv([p], budgets=[budget])
@@ -103,7 +137,7 @@ def salience_targets(
                 labels += [float(weight[t])] * 2
                 obs = env.step(np.zeros(1, np.float32))[0]
     x = np.stack(observations).astype(np.float64)
-    fit = with_intercept(x) @ ridge_fit(x, np.asarray(labels), ridge)
+    fit = with_intercept(x) @ ridge_fit(x, np.asarray(labels), ridge, np.asarray(row_weights))
     base = x[:, BASE_INDEX]
     target = base.mean() + base.std() * (fit - fit.mean()) / max(float(fit.std()), 1e-9)
     correction = np.clip(target - base, -1.0, 1.0)
@@ -168,11 +202,13 @@ def train(
     learning_rate: float = 1e-4,
     n_steps: int = 1024,
     warm_start: bool = True,
+    extra: Sequence[Conversation] = (),
+    extra_share: float | None = None,
 ) -> TrainResult:
     """Train a policy with PPO on ``train_convs``; score it on ``val_convs`` as it learns.
 
     Args:
-        train_convs: Embedded conversations to learn from.
+        train_convs: Embedded conversations to learn from; the checkpoint is chosen on them.
         val_convs: Embedded conversations held out from training (for the curve).
         budgets: Memory budgets drawn per episode (share of turns kept).
         steps: Environment steps of training.
@@ -188,6 +224,10 @@ def train(
         n_steps: Steps per environment between two PPO updates.
         warm_start: Before PPO, fit the actor to :func:`salience_targets` of the training
             conversations (supervised), so PPO starts from that ranking, not the rule's.
+        extra: Embedded conversations also learned from (synthetic fact-change ones, say),
+            never used to choose the checkpoint.
+        extra_share: Expected share of the training steps spent on ``extra`` (``None``:
+            every conversation is drawn alike, so the share follows their lengths).
     """
     if steps < 1:
         raise InvalidInputError(f"steps must be >= 1, got {steps}")
@@ -213,11 +253,14 @@ def train(
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(1)
-    prepared: list[Prepared] = [prepare(c) for c in train_convs]
+    main = [prepare(c) for c in train_convs]
+    added = [prepare(c) for c in extra]
+    draw = extra_draw(main, added, extra_share)
+    prepared: list[Prepared] = [*main, *added]
 
     def make(i: int) -> Any:
         def thunk() -> MemoryBudgetEnv:
-            return MemoryBudgetEnv(prepared, budgets=budgets, k=k)
+            return MemoryBudgetEnv(prepared, budgets=budgets, k=k, draw=draw)
 
         return thunk
 
@@ -246,7 +289,7 @@ def train(
     )
 
     if warm_start:
-        x, y = salience_targets(prepared, budgets)
+        x, y = salience_targets(prepared, budgets, draw=draw)
         clone_actor(model, x, y, epochs=20, seed=seed)
 
     def scorer(obs: FloatArray) -> float:
@@ -295,7 +338,7 @@ def train(
         point(model.num_timesteps)
     layers = best["layers"] if select else export_layers(model)
     config = {
-        "trained_on": [c.sample_id for c in train_convs],
+        "trained_on": [c.sample_id for c in [*train_convs, *extra]],
         "budgets": list(budgets),
         "steps": int(model.num_timesteps),
         "seed": seed,
@@ -315,9 +358,16 @@ def train(
         ),
         "observation": "item text, item context in the stream, memory",
     }
+    if extra:
+        config["extra_training"] = [c.sample_id for c in extra]
+        config["extra_share"] = (
+            "as drawn (every conversation alike)" if extra_share is None else extra_share
+        )
     if select:
         config["selected_at_steps"] = int(best["steps"])
-        config["selected_by"] = "deterministic recall on the training conversations"
+        config["selected_by"] = "deterministic recall on the training conversations" + (
+            " (extra ones left out)" if extra else ""
+        )
     venv.close()
     return TrainResult(layers=layers, config=config, curve=curve)
 
@@ -381,12 +431,14 @@ def cross_validate(
     k: int = 10,
     warm_start: bool = True,
     extra: Sequence[Conversation] = (),
+    extra_share: float | None = None,
 ) -> tuple[dict[str, dict[str, dict[str, float]]], list[dict[str, Any]], dict[str, Any]]:
     """Train one policy per fold and score every policy on the fold's held-out conversations.
 
     Conversation ``i`` is held out by fold ``i % folds``; the learned policy is always
     scored on conversations it never saw. ``extra`` conversations (synthetic fact-change
-    ones, say) join every fold's training and are never held out or scored. Returns the
+    ones, say) join every fold's training (``extra_share`` of its steps, see :func:`train`)
+    and are never held out, scored or used to choose a checkpoint. Returns the
     table (as :func:`evaluate`), per fold its held-out ids, training time and learning
     curve, and for each conversation the layers of the model that did not see it.
     """
@@ -402,7 +454,7 @@ def cross_validate(
     runs: list[dict[str, Any]] = []
     for f in range(folds):
         held = [c for i, c in enumerate(convs) if i % folds == f]
-        rest = [c for i, c in enumerate(convs) if i % folds != f] + list(extra)
+        rest = [c for i, c in enumerate(convs) if i % folds != f]
         result = train(
             rest,
             val_convs=held,
@@ -411,6 +463,8 @@ def cross_validate(
             seed=seed,
             eval_every=steps // 6,
             warm_start=warm_start,
+            extra=extra,
+            extra_share=extra_share,
         )
         for c in held:
             models[c.sample_id] = result.layers

@@ -105,6 +105,17 @@ def test_bad_env_arguments() -> None:
         MemoryBudgetEnv([])
     with pytest.raises(InvalidInputError, match="not embedded"):
         prepare(Conversation("x", toy_conversation().turns, []))
+    for draw in ([1.0], [1.0, -1.0], [0.0, 0.0], [1.0, float("nan")]):
+        with pytest.raises(InvalidInputError, match="draw must hold"):
+            MemoryBudgetEnv([toy_conversation(0), toy_conversation(1)], draw=draw)
+
+
+def test_episodes_are_drawn_by_the_given_chances() -> None:
+    env = MemoryBudgetEnv([toy_conversation(s) for s in range(3)], draw=[0.0, 3.0, 1.0])
+    env.reset(seed=0)
+    drawn = [env.reset()[1]["conversation"] for _ in range(400)]
+    assert "toy-0" not in drawn
+    assert 0.65 < drawn.count("toy-1") / len(drawn) < 0.85
 
 
 def test_locomo_loader_repairs_evidence_and_skips_adversarial(tmp_path: Path) -> None:

@@ -279,22 +279,69 @@ def test_extra_conversations_train_every_fold_and_are_never_scored(
 
     convs = [toy_conversation(s, n=40) for s in range(3)]
     extra = [answered_conversation(9, sessions=4)]
-    seen: list[tuple[list[str], list[str]]] = []
-    real = rl_train.train
+    seen: list[tuple[list[str], list[str], list[str]]] = []
+    chosen_on: list[list[str]] = []
+    real_train, real_score = rl_train.train, rl_train.score_layers
 
     def tiny(rest: Any, *, val_convs: Any, **kwargs: Any) -> Any:
-        seen.append(([c.sample_id for c in rest], [c.sample_id for c in val_convs]))
-        return real(rest, steps=64, n_envs=1, n_steps=32, select=False, warm_start=False)
+        added = kwargs["extra"]
+        seen.append(([c.sample_id for c in rest], [c.sample_id for c in added],
+                     [c.sample_id for c in val_convs]))  # fmt: skip
+        return real_train(
+            rest, steps=64, n_envs=1, n_steps=32, eval_every=32, warm_start=False,
+            extra=added, extra_share=kwargs["extra_share"],
+        )  # fmt: skip
+
+    def score(layers: Any, scored: Any, *args: Any) -> Any:
+        chosen_on.append([c.sample_id for c in scored])
+        return real_score(layers, scored, *args)
 
     monkeypatch.setattr(rl_train, "train", tiny)
+    monkeypatch.setattr(rl_train, "score_layers", score)
     _table, runs, models = rl_train.cross_validate(
-        convs, folds=3, budgets=(0.25,), steps=64, extra=extra
+        convs, folds=3, budgets=(0.25,), steps=64, extra=extra, extra_share=0.5
     )
     assert len(seen) == 3
-    for trained, held in seen:
-        assert "answered-9" in trained and "answered-9" not in held
+    for trained, added, held in seen:
+        assert added == ["answered-9"] and "answered-9" not in trained + held
         assert not set(trained) & set(held)
+    # Checkpoints are chosen on the fold's own conversations, never on the extra one.
+    assert chosen_on and all("answered-9" not in ids for ids in chosen_on)
     assert all("answered-9" not in run["held_out"] for run in runs)
     assert set(models) == {c.sample_id for c in convs}
     with pytest.raises(InvalidInputError, match="also scored"):
         rl_train.cross_validate(convs, folds=3, extra=convs[:1])
+
+
+def test_extra_share_is_the_expected_share_of_training_steps() -> None:
+    from langchain_agentmem.errors import InvalidInputError
+    from langchain_agentmem.rl.env import draw_chances, prepare
+    from langchain_agentmem.rl.train import extra_draw
+
+    main = [prepare(toy_conversation(s, n=n)) for s, n in ((0, 40), (1, 90))]
+    added = [prepare(toy_conversation(s, n=20)) for s in (2, 3, 4)]
+    lengths = np.array([p.n_turns for p in [*main, *added]], dtype=float)
+    for share in (0.1, 0.25, 0.6):
+        weights = extra_draw(main, added, share)
+        assert weights is not None
+        p = draw_chances(weights, len(lengths))
+        steps = p * lengths
+        assert steps[2:].sum() / steps.sum() == pytest.approx(share)
+        assert p[0] == pytest.approx(p[1]) and p[2] == pytest.approx(p[4])
+    assert extra_draw(main, added, None) is None
+    assert extra_draw(main, [], 0.3) is None
+    for bad in (0.0, 1.0, -0.2, float("nan")):
+        with pytest.raises(InvalidInputError, match="extra_share"):
+            extra_draw(main, added, bad)
+
+
+def test_a_weighted_ridge_fit_ignores_rows_of_weight_zero() -> None:
+    from langchain_agentmem.rl.train import ridge_fit
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 4))
+    y = x @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.normal(scale=0.1, size=60)
+    y[40:] = 100.0  # rows the weights leave out
+    weights = np.r_[np.ones(40), np.zeros(20)]
+    assert np.allclose(ridge_fit(x, y, 1.0, weights), ridge_fit(x[:40], y[:40], 1.0))
+    assert np.allclose(ridge_fit(x, y, 1.0, np.full(60, 1.0)), ridge_fit(x, y, 1.0))
