@@ -34,6 +34,11 @@ def run_train(args: argparse.Namespace) -> int:
     budgets = parse_budgets(args.budget)
     if args.steps < 1:
         raise InvalidInputError(f"--steps must be >= 1, got {args.steps}")
+    if args.extra_share is not None and not args.extra:
+        raise InvalidInputError(
+            "--extra-share is the share of training on --extra's conversations; pass --extra "
+            "FILE too, or leave --extra-share out"
+        )
     convs = [c for c in load_locomo(args.data) if c.questions]
     if not convs:
         raise InvalidInputError(f"{args.data!r} holds no conversation with answerable questions")
@@ -43,7 +48,13 @@ def run_train(args: argparse.Namespace) -> int:
         f"embedding {len(convs)} conversation(s) (cached under $AGENTMEM_HOME/cache)...",
         file=sys.stderr,
     )
-    embed_conversations(convs)
+    extra = [c for c in load_locomo(args.extra) if c.questions] if args.extra else []
+    shared = {c.sample_id for c in convs} & {c.sample_id for c in extra}
+    if shared:
+        raise InvalidInputError(
+            f"conversations {sorted(shared)} are in both --data and --extra; pass each once"
+        )
+    embed_conversations([*convs, *extra])
     result = train(
         train_convs,
         val_convs=val_convs,
@@ -54,6 +65,8 @@ def run_train(args: argparse.Namespace) -> int:
         tensorboard=args.tensorboard,
         eval_every=max(args.steps // 10, 2048),
         warm_start=not args.no_warm_start,
+        extra=extra,
+        extra_share=args.extra_share,
     )
     summary: dict[str, Any] = {"trained_on": result.config["trained_on"]}
     if val_convs:
@@ -95,5 +108,19 @@ def add_train_parser(sub: Any) -> None:
         "--no-warm-start",
         action="store_true",
         help="start PPO from the importance rule, not from a supervised fit of the evidence",
+    )
+    p.add_argument(
+        "--extra",
+        default=None,
+        help="more LoCoMo-format conversations to learn from (synthetic fact-change ones, "
+        "say: python -m langchain_agentmem.rl.synthetic --write F); never held out or used "
+        "to choose the checkpoint",
+    )
+    p.add_argument(
+        "--extra-share",
+        type=float,
+        default=None,
+        help="expected share of training steps on --extra's conversations, in (0, 1) "
+        "(default: every conversation drawn alike)",
     )
     p.set_defaults(func=run_train)

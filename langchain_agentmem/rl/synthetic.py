@@ -1040,17 +1040,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policies", default=",".join(ALL_POLICIES))
     parser.add_argument(
         "--slots",
-        choices=tuple(SLOT_SETS),
         default="tuned",
-        help="the facts and phrasings: the ones rankings were tuned on, the held-out ones, the "
-        "check set written after the first ranking rule was fixed, the fresh set written "
-        "before its present thresholds were chosen, the unseen set written after, or the sealed "
-        "set written before the next ranking change was designed",
+        help=f"the facts and phrasings, one of {', '.join(SLOT_SETS)} or several joined by "
+        "commas (the i-th set takes seed + i): the ones rankings were tuned on, the held-out "
+        "ones, the check set written after the first ranking rule was fixed, the fresh set "
+        "written before its present thresholds were chosen, the unseen set written after, or "
+        "the sealed set written before the next ranking change was designed",
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
+    parser.add_argument(
+        "--write",
+        help="write the conversations to this LoCoMo-format file and stop (no measurement)",
+    )
     args = parser.parse_args(argv)
-    slots = SLOT_SETS[args.slots]
-    data = generate(args.n, seed=args.seed, turns=args.turns, slots=slots)
+    names = [name.strip() for name in args.slots.split(",")]
+    unknown = [name for name in names if name not in SLOT_SETS]
+    if unknown:
+        parser.error(f"unknown --slots {unknown}; choose from {', '.join(SLOT_SETS)}")
+    data = [
+        conv
+        for i, name in enumerate(names)
+        for conv in generate(args.n, seed=args.seed + i, turns=args.turns, slots=SLOT_SETS[name])
+    ]
+    if args.write:
+        print(f"wrote {len(data)} conversations to {write(args.write, data)}")
+        return
     t0 = time.perf_counter()
     rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)
     table = format_table(rows)

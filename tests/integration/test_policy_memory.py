@@ -9,6 +9,7 @@ import pytest
 
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.errors import InvalidInputError, UnknownPolicyError
+from langchain_agentmem.rl.data import load_locomo as rl_load
 from langchain_agentmem.types import OpKind
 
 FACTS = [
@@ -173,3 +174,22 @@ def test_agentmem_train_writes_a_policy_that_memory_can_use(
         main([*args, "--budget", "1.5"])
     with pytest.raises(InvalidInputError, match="does not exist"):
         main(["train", "--data", str(tmp_path / "none.json"), "--out", str(out)])
+    # Synthetic fact-change conversations as extra training, written by the generator's CLI.
+    from langchain_agentmem.rl import synthetic
+
+    facts = tmp_path / "facts.json"
+    synthetic.main(["--n", "1", "--turns", "48", "--slots", "tuned,heldout", "--write", str(facts)])
+    assert [c.sample_id for c in rl_load(facts)] == ["facts-0-0", "facts-1-0"]
+    mixed = tmp_path / "mixed"
+    mix_args = ["train", "--data", str(data), "--out", str(mixed), "--steps", "256"]
+    assert main([*mix_args, "--no-progress", "--extra", str(facts), "--extra-share", "0.3"]) == 0
+    config = LearnedPolicy(3, path=mixed).config
+    assert config["trained_on"] == ["s0", "facts-0-0", "facts-1-0"]
+    assert config["extra_share"] == 0.3 and config["held_out"] == ["s1"]
+    assert "extra ones left out" in config["selected_by"]
+    with pytest.raises(InvalidInputError, match="--extra FILE"):
+        main([*mix_args, "--extra-share", "0.3"])
+    with pytest.raises(InvalidInputError, match="extra_share must be in"):
+        main([*mix_args, "--extra", str(facts), "--extra-share", "1"])
+    with pytest.raises(InvalidInputError, match="in both --data and --extra"):
+        main([*mix_args, "--extra", str(data)])
