@@ -912,6 +912,7 @@ def measure_fact_change(
     budget: float = 0.25,
     embeddings: Embeddings | None = None,
     k: int = 5,
+    learned_path: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run each policy through ``AgentMemory`` on ``data`` and score current-fact questions.
 
@@ -928,6 +929,7 @@ def measure_fact_change(
         budget: Capacity as a share of each conversation's turns.
         embeddings: The embedding model (default: the bundled one).
         k: Records retrieved per question.
+        learned_path: Folder of the network ``learned`` runs (``None``: the shipped one).
 
     Returns:
         One row per policy: ``recall@1`` and ``recall@{k}`` of the current fact,
@@ -940,6 +942,7 @@ def measure_fact_change(
     from langchain_agentmem.embeddings import resolve_embeddings
     from langchain_agentmem.index.text import reply_texts
     from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.policies.learned import LearnedPolicy
     from langchain_agentmem.rl.budget import capacity_for
 
     emb = resolve_embeddings(embeddings)
@@ -961,7 +964,10 @@ def measure_fact_change(
                     [t.session for t in conv.turns],
                     [text_of[t.dia_id] for t in conv.turns],
                 )
-                with AgentMemory(url, embeddings=emb, policy=name, capacity=cap) as mem:
+                policy: Any = name
+                if name == "learned" and learned_path is not None and cap is not None:
+                    policy = LearnedPolicy(cap, path=learned_path)
+                with AgentMemory(url, embeddings=emb, policy=policy, capacity=cap) as mem:
                     ns = "facts"
                     for t, reply in zip(conv.turns, replies, strict=True):
                         mem.add(
@@ -1049,6 +1055,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--out", help="text file for the table (default: print only)")
     parser.add_argument(
+        "--learned-path", help="folder of the network 'learned' runs (default: the shipped one)"
+    )
+    parser.add_argument(
         "--write",
         help="write the conversations to this LoCoMo-format file and stop (no measurement)",
     )
@@ -1066,7 +1075,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"wrote {len(data)} conversations to {write(args.write, data)}")
         return
     t0 = time.perf_counter()
-    rows = measure_fact_change(data, args.policies.split(","), budget=args.budget)
+    rows = measure_fact_change(
+        data, args.policies.split(","), budget=args.budget, learned_path=args.learned_path
+    )
     table = format_table(rows)
     print(table)
     if args.out:

@@ -90,7 +90,9 @@ def test_bad_arguments(bad: dict[str, int]) -> None:
         synthetic.generate(**bad)
 
 
-def test_measurement_through_agent_memory(embeddings: SentenceTransformerEmbeddings) -> None:
+def test_measurement_through_agent_memory(
+    embeddings: SentenceTransformerEmbeddings, tmp_path: Path
+) -> None:
     data = synthetic.generate(1, seed=2, turns=60, facts=6)
     rows = synthetic.measure_fact_change(
         data, ["keep_all", "fifo", "novelty"], budget=0.2, embeddings=embeddings
@@ -110,3 +112,16 @@ def test_measurement_through_agent_memory(embeddings: SentenceTransformerEmbeddi
     assert by["keep_all"]["recall@5"] > 0
     table = synthetic.format_table(rows)
     assert "novelty" in table and "UPDATE" in table
+    # A network of one's own runs as "learned": here the shipped one from its folder, and
+    # a folder that holds none is a clear error.
+    from langchain_agentmem.policies.learned import PolicyFileError, shipped_policy_dir
+
+    mine = synthetic.measure_fact_change(
+        data, ["learned"], budget=0.2, embeddings=embeddings, learned_path=shipped_policy_dir()
+    )
+    shipped = synthetic.measure_fact_change(data, ["learned"], budget=0.2, embeddings=embeddings)
+    assert mine == shipped and mine[0]["delete"] > 0
+    with pytest.raises(PolicyFileError):
+        synthetic.measure_fact_change(
+            data, ["learned"], budget=0.2, embeddings=embeddings, learned_path=tmp_path
+        )
