@@ -44,16 +44,17 @@ def run_train(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"{args.data!r} holds no conversation with answerable questions")
     holdout = max(0, min(args.holdout, len(convs) - 1))
     train_convs, val_convs = convs[: len(convs) - holdout], convs[len(convs) - holdout :]
-    print(
-        f"embedding {len(convs)} conversation(s) (cached under $AGENTMEM_HOME/cache)...",
-        file=sys.stderr,
-    )
     extra = [c for c in load_locomo(args.extra) if c.questions] if args.extra else []
     shared = {c.sample_id for c in convs} & {c.sample_id for c in extra}
     if shared:
         raise InvalidInputError(
             f"conversations {sorted(shared)} are in both --data and --extra; pass each once"
         )
+    print(
+        f"embedding {len(convs) + len(extra)} conversation(s) (cached under "
+        "$AGENTMEM_HOME/cache)...",
+        file=sys.stderr,
+    )
     embed_conversations([*convs, *extra])
     result = train(
         train_convs,
