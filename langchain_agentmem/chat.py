@@ -148,12 +148,12 @@ def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
 
 
 def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
-    from langchain_agentmem.integrations.prompt import memory_line
+    from langchain_agentmem.integrations.prompt import memory_line, stamps
 
     records = memory.records(user)
-    for record in records:
+    for record, when in zip(records, stamps(records), strict=True):
         # As the model is told it, without the list's dash: date, who, what it replied to.
-        stdout.write(f"{record.id}  {memory_line(record).removeprefix('- ')}\n")
+        stdout.write(f"{record.id}  {memory_line(record, when).removeprefix('- ')}\n")
     stdout.write(f"({len(records)} memories)\n")
 
 

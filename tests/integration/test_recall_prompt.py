@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from langchain_agentmem import (
     policy_node,
     recall_node,
 )
-from langchain_agentmem.integrations.prompt import CLOSE, OPEN, format_memories
+from langchain_agentmem.integrations.prompt import CLOSE, OPEN, format_memories, stamps
 from tests.fakes import RecordingChatModel
 
 TRUE_FACT = "I live in Lyon and I am allergic to peanuts."
@@ -235,6 +236,41 @@ def test_dates_and_speakers() -> None:
         '- [undated] unattributed: "A note."',
     ]
     assert format_memories([]) == ""
+
+
+def test_memories_of_one_day_carry_the_time() -> None:
+    def said(text: str, *when: int) -> MemoryRecord:
+        at = datetime(2026, 12, 1, *when, tzinfo=timezone.utc)
+        return MemoryRecord(text, "u", text, metadata={"role": "human"}, created_at=at)
+
+    records = [
+        said("My dentist is Dr. Lindqvist.", 16, 5, 9),
+        said("My dentist is Dr. Moreau.", 9, 30),
+        said("I love hiking.", 16, 5, 40),
+    ]
+    lines = format_memories(records, header=None).split("\n")[1:-1]
+    assert [line.split("]", 1)[0] for line in lines] == [
+        "- [2026-12-01 16:05:09 UTC",
+        "- [2026-12-01 09:30 UTC",
+        "- [2026-12-01 16:05:40 UTC",
+    ]
+    # Another day's memory keeps its date alone; one memory alone is dated.
+    other = MemoryRecord("x", "u", "Hi.", created_at=datetime(2026, 11, 30, 8, tzinfo=timezone.utc))
+    assert format_memories([records[1], other], header=None).split("\n")[1:-1] == [
+        '- [2026-12-01] user: "My dentist is Dr. Moreau."',
+        '- [2026-11-30] unattributed: "Hi."',
+    ]
+    # Stamps follow the records, not their ranks: a shared date gives every one the time.
+    assert stamps([*records, other]) == [
+        "2026-12-01 16:05:09 UTC",
+        "2026-12-01 09:30 UTC",
+        "2026-12-01 16:05:40 UTC",
+        "2026-11-30",
+    ]
+    # Another time zone is told in UTC.
+    paris = timezone(timedelta(hours=1))
+    late = replace(records[0], created_at=datetime(2026, 12, 2, 0, 30, tzinfo=paris))
+    assert stamps([late, records[1]]) == ["2026-12-01 23:30 UTC", "2026-12-01 09:30 UTC"]
 
 
 # -- one replaceable formatter -------------------------------------------------------------------
