@@ -178,6 +178,45 @@ SETS = (
 """Name, facts and phrasings, and seed of each synthetic set."""
 
 
+def embedded_sets(n: int) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[Conversation]]]:
+    """The six fact-change sets of ``n`` conversations each: as generated, and embedded."""
+    raw = {name: generate(n, seed=seed, slots=slots) for name, slots, seed in SETS}
+    with tempfile.TemporaryDirectory() as tmp:
+        sets = {
+            name: embed_conversations(load_locomo(write(Path(tmp) / f"{seed}.json", raw[name])))
+            for name, _, seed in SETS
+        }
+    return raw, sets
+
+
+def table_head(width: int) -> str:
+    """The ranking table's header, its rule column ``width`` wide."""
+    head = f"{'rule':<{width}}" + "".join(
+        f"{name + ': cur@1 cur@5 stale>cur bef@5':>38}" for name, *_ in SETS
+    )
+    return head + f"{'LoCoMo R@1':>12}{'R@10':>8}"
+
+
+def table_row(
+    label: str,
+    width: int,
+    facts: tuple[dict[str, list[dict[str, Any]]], dict[str, list[Conversation]]],
+    locomo: list[Conversation],
+    rank_of: Callable[[str], Ranker],
+    on_locomo: Ranker,
+) -> str:
+    """One rule's row: each set's figures (ranked by ``rank_of(set name)``), then LoCoMo's."""
+    raw, sets = facts
+    row = f"{label:<{width}}"
+    for name, *_ in SETS:
+        cur1, cur5, stale, before5 = fact_scores(sets[name], raw[name], rank_of(name))
+        row += f"{cur1:>14.3f} {cur5:>6.3f} {stale:>9.3f} {before5:>7.3f}"
+    return (
+        row
+        + f"{locomo_recall(locomo, on_locomo, 1):>12.4f}{locomo_recall(locomo, on_locomo):>8.4f}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Score every rule on the synthetic sets and LoCoMo; print and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -186,12 +225,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", help="text file for the table")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    raw = {name: generate(args.n, seed=seed, slots=slots) for name, slots, seed in SETS}
-    with tempfile.TemporaryDirectory() as tmp:
-        sets = {
-            name: embed_conversations(load_locomo(write(Path(tmp) / f"{seed}.json", raw[name])))
-            for name, _, seed in SETS
-        }
+    facts = embedded_sets(args.n)
+    sets = facts[1]
     locomo = embed_conversations(load_locomo(args.data))
     plain_pools = {
         c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, PLAIN)
@@ -212,19 +247,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             name = f"newer_first unworded z>={standing} margin>={margin}{mark}"
             rules.append((name, shipped(config)))
     rules.append(("  default, rel>=0.5", shipped(HybridConfig(restatement_relevance=0.5))))
-    head = f"{'rule':<48}" + "".join(
-        f"{name + ': cur@1 cur@5 stale>cur bef@5':>38}" for name, *_ in SETS
-    )
-    head += f"{'LoCoMo R@1':>12}{'R@10':>8}"
+    head = table_head(48)
     lines = [head, "-" * len(head)]
     for name, rank in rules:
-        row = f"{name:<48}"
-        for set_name, *_ in SETS:
-            cur1, cur5, stale, before5 = fact_scores(sets[set_name], raw[set_name], rank)
-            row += f"{cur1:>14.3f} {cur5:>6.3f} {stale:>9.3f} {before5:>7.3f}"
-        lines.append(
-            row + f"{locomo_recall(locomo, rank, 1):>12.4f}{locomo_recall(locomo, rank):>8.4f}"
-        )
+        lines.append(table_row(name, 48, facts, locomo, lambda _, r=rank: r, rank))
     table = "\n".join(lines)
     print(table)
     if args.out:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,7 +44,15 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from benchmarks.recency_ablation import POOL, SETS, Ranker, fact_scores, locomo_recall, shipped
+from benchmarks.recency_ablation import (
+    POOL,
+    SETS,
+    Ranker,
+    embedded_sets,
+    shipped,
+    table_head,
+    table_row,
+)
 from langchain_agentmem.index.hybrid import (
     HybridConfig,
     asks_current_value,
@@ -55,7 +62,6 @@ from langchain_agentmem.index.hybrid import (
 )
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
-from langchain_agentmem.rl.synthetic import generate, write
 
 CONFIG = HybridConfig()
 PLAIN = HybridConfig(newer_first=False)
@@ -171,12 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     names = [name for name, *_ in SETS]
-    raw = {name: generate(args.n, seed=seed, slots=slots) for name, slots, seed in SETS}
-    with tempfile.TemporaryDirectory() as tmp:
-        sets = {
-            name: embed_conversations(load_locomo(write(Path(tmp) / f"{seed}.json", raw[name])))
-            for name, _, seed in SETS
-        }
+    raw, sets = facts = embedded_sets(args.n)
     locomo = embed_conversations(load_locomo(args.data))
     pairs = {name: labelled_pairs(sets[name], raw[name]) for name in names}
     judges = {name: fit([pairs[o] for o in names if o != name]) for name in names}
@@ -201,19 +202,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for t in (2.0, 4.0):
             per_set = {n: judged(judges[n], way, t) for n in names}
             rows.append((f"{way}, t={t:g}", per_set, judged(everything, way, t)))
-    head = f"{'rule':<20}" + "".join(
-        f"{name + ': cur@1 cur@5 stale>cur bef@5':>38}" for name in names
-    )
-    head += f"{'LoCoMo R@1':>12}{'R@10':>8}"
+    head = table_head(20)
     lines += ["", head, "-" * len(head)]
     for label, per_set, on_locomo in rows:
-        row = f"{label:<20}"
-        for name in names:
-            cur1, cur5, stale, before5 = fact_scores(sets[name], raw[name], per_set[name])
-            row += f"{cur1:>14.3f} {cur5:>6.3f} {stale:>9.3f} {before5:>7.3f}"
-        r1, r10 = locomo_recall(locomo, on_locomo, 1), locomo_recall(locomo, on_locomo)
-        row += f"{r1:>12.4f}{r10:>8.4f}"
-        lines.append(row)
+        lines.append(table_row(label, 20, facts, locomo, per_set.__getitem__, on_locomo))
         print(lines[-1], flush=True)
     table = "\n".join(lines)
     print(table)
