@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.sentences import sentences
 from langchain_agentmem.types import Vector
 
 if TYPE_CHECKING:
@@ -174,6 +176,48 @@ def embed_query(embeddings: Embeddings, text: str) -> Vector:
     if isinstance(embeddings, SentenceTransformerEmbeddings):
         return normalize(embeddings.embed_array([text]))[0]  # type: ignore[no-any-return]
     return normalize(embeddings.embed_query(text))[0]  # type: ignore[no-any-return]
+
+
+Split = Callable[[str], list[str]]
+"""Splits a record's text into the sentences its vector averages (``[]``: whole text only)."""
+
+
+def _record_batch(texts: list[str], split: Split) -> tuple[list[str], list[int]]:
+    """The texts to embed for ``texts`` as records (each text, then the sentences of each)
+    and how many sentences each text has."""
+    parts = [split(t) for t in texts]
+    return texts + [s for p in parts for s in p], [len(p) for p in parts]
+
+
+def _record_vectors(vectors: Vector, counts: list[int]) -> Vector:
+    """Each record's vector from :func:`_record_batch`'s embeddings: the whole text's, or,
+    for a record of several sentences, the whole text's plus the mean of its sentences'."""
+    out = vectors[: len(counts)].copy()
+    at = len(counts)
+    for i, n in enumerate(counts):
+        if n:
+            mean = normalize(vectors[at : at + n].sum(axis=0))[0]
+            out[i] = normalize(out[i] + mean)[0]
+            at += n
+    return out
+
+
+def embed_records(embeddings: Embeddings, texts: list[str], split: Split = sentences) -> Vector:
+    """Embed texts as memory records (one batch): see :mod:`langchain_agentmem.sentences`.
+
+    A record of one sentence gets :func:`embed_texts`'s vector. ``split``: how a text
+    divides into sentences (for measuring other rules).
+    """
+    batch, counts = _record_batch(texts, split)
+    return _record_vectors(embed_texts(embeddings, batch), counts)
+
+
+async def aembed_records(
+    embeddings: Embeddings, texts: list[str], split: Split = sentences
+) -> Vector:
+    """Async :func:`embed_records`."""
+    batch, counts = _record_batch(texts, split)
+    return _record_vectors(await aembed_texts(embeddings, batch), counts)
 
 
 async def aembed_texts(embeddings: Embeddings, texts: list[str]) -> Vector:

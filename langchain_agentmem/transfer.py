@@ -38,7 +38,7 @@ from langchain_core.messages import messages_from_dict
 
 from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
-from langchain_agentmem.embeddings import embed_texts, embedding_model_name
+from langchain_agentmem.embeddings import embed_records, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.ops import apply_batch_in
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
@@ -379,7 +379,7 @@ def import_namespace(
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
             for record, vector in zip(
-                batch, embed_texts(embedder, [r.text for r in batch]), strict=True
+                batch, embed_records(embedder, [r.text for r in batch]), strict=True
             ):
                 vectors[record.id] = vector
             bar.update(len(batch))

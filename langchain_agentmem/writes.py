@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.embeddings import aembed_texts, embed_texts
+from langchain_agentmem.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.items import (
@@ -96,7 +96,7 @@ class MemoryWrites(MemoryCore):
             record_id,
             check_expiry(ttl, expires_at),
         )
-        vector = embed_texts(self.embeddings, [item.text])[0]
+        vector = embed_records(self.embeddings, [item.text])[0]
         return self._commit_add(dataclasses.replace(item, embedding=vector))
 
     async def aadd(
@@ -122,7 +122,7 @@ class MemoryWrites(MemoryCore):
             record_id,
             check_expiry(ttl, expires_at),
         )
-        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        vector = (await aembed_records(self.embeddings, [item.text]))[0]
         candidate = dataclasses.replace(item, embedding=vector)
         return await asyncio.to_thread(self._commit_add, candidate)
 
@@ -163,7 +163,7 @@ class MemoryWrites(MemoryCore):
         """
         text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
         row = self._owned(record_id, namespace)
-        vector = embed_texts(self.embeddings, [text])[0]
+        vector = embed_records(self.embeddings, [text])[0]
         return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
 
     async def aupdate(
@@ -179,7 +179,7 @@ class MemoryWrites(MemoryCore):
         """Async :meth:`update`."""
         text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
         row = await asyncio.to_thread(self._owned, record_id, namespace)
-        vector = (await aembed_texts(self.embeddings, [text]))[0]
+        vector = (await aembed_records(self.embeddings, [text]))[0]
         return await asyncio.to_thread(
             self._commit_update, row.namespace, row.id, text, vector, meta, expires
         )
@@ -245,7 +245,7 @@ class MemoryWrites(MemoryCore):
             check_expiry(ttl, expires_at),
         )
         if embedding is None:
-            vector = embed_texts(self.embeddings, [item.text])[0]
+            vector = embed_records(self.embeddings, [item.text])[0]
         else:
             vector = check_vector(embedding)[0]
         return self._commit_put(dataclasses.replace(item, embedding=vector))
@@ -272,7 +272,7 @@ class MemoryWrites(MemoryCore):
             record_id,
             check_expiry(ttl, expires_at),
         )
-        vector = (await aembed_texts(self.embeddings, [item.text]))[0]
+        vector = (await aembed_records(self.embeddings, [item.text]))[0]
         return await asyncio.to_thread(
             self._commit_put, dataclasses.replace(item, embedding=vector)
         )
@@ -371,7 +371,7 @@ class MemoryWrites(MemoryCore):
         )
         if not items:
             return []
-        vectors = embed_texts(self.embeddings, [item.text for item in items])
+        vectors = embed_records(self.embeddings, [item.text for item in items])
         return self._commit_adds(with_vectors(items, vectors))
 
     async def aadd_many(
@@ -392,7 +392,7 @@ class MemoryWrites(MemoryCore):
         )
         if not items:
             return []
-        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
+        vectors = await aembed_records(self.embeddings, [item.text for item in items])
         return await asyncio.to_thread(self._commit_adds, with_vectors(items, vectors))
 
     def put_many(
@@ -412,7 +412,7 @@ class MemoryWrites(MemoryCore):
         items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
         if not items:
             return []
-        vectors = embed_texts(self.embeddings, [item.text for item in items])
+        vectors = embed_records(self.embeddings, [item.text for item in items])
         return self._commit_puts(with_vectors(items, vectors))
 
     async def aput_many(
@@ -428,7 +428,7 @@ class MemoryWrites(MemoryCore):
         items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
         if not items:
             return []
-        vectors = await aembed_texts(self.embeddings, [item.text for item in items])
+        vectors = await aembed_records(self.embeddings, [item.text for item in items])
         return await asyncio.to_thread(self._commit_puts, with_vectors(items, vectors))
 
     def set_expiry(

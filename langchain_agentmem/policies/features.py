@@ -18,12 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.replies import answers
+from langchain_agentmem.sentences import strip_speaker
 from langchain_agentmem.types import RecordStat
 
 FloatArray = npt.NDArray[np.float32]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,:/]\d+)*")
-_SPEAKER = re.compile(r"^\s*[^:\n]{1,40}:\s+")
 _NUMBER = re.compile(
     r"\b\d+(?:[.,:/]\d+)*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
     r"twelve|twenty|thirty|hundred|thousand|first|second|third|dozen|couple)\b",
@@ -132,11 +132,6 @@ N_FEATURES = len(FEATURE_NAMES)
 
 NEAR_DUPLICATE = 0.9
 """Cosine similarity above which two items count as near-duplicates."""
-
-
-def strip_speaker(text: str) -> str:
-    """Drop a leading ``"speaker: "`` so its capital does not count as a name."""
-    return _SPEAKER.sub("", text, count=1)
 
 
 def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> FloatArray:

@@ -188,11 +188,15 @@ def cache_name(sample_id: str, key: str) -> str:
     return f"emb-{slug}-{digest}-{key}.npz"
 
 
+RECORD_VECTORS = b"records: whole + sentence mean"
+"""How turn vectors are made (part of the cache key: a change makes new files)."""
+
+
 def embed_conversations(
     convs: list[Conversation], embeddings: Embeddings | None = None, *, cache: bool = True
 ) -> list[Conversation]:
     """Fill each conversation's turn and question vectors (cached as ``.npz``, never pickle)."""
-    from langchain_agentmem.embeddings import embed_texts, resolve_embeddings
+    from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
 
     emb: Embeddings | None = embeddings
     if cache:  # every id names a file before anything is embedded
@@ -202,6 +206,7 @@ def embed_conversations(
         texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
         key = hashlib.sha256()
         key.update(_model_key(embeddings).encode() if embeddings is not None else b"default")
+        key.update(RECORD_VECTORS)
         for text in texts:
             key.update(text.encode("utf-8") + b"\0")
         file = cache_dir() / cache_name(conv.sample_id, key.hexdigest()[:16]) if cache else None
@@ -217,7 +222,11 @@ def embed_conversations(
         if vectors is None:
             if emb is None:
                 emb = resolve_embeddings(None)
-            vectors = embed_texts(emb, texts)
+            n = len(conv.turns)  # turns are embedded as records are, questions as queries
+            parts = [embed_records(emb, texts[:n])] if n else []
+            if len(texts) > n:
+                parts.append(embed_texts(emb, texts[n:]))
+            vectors = np.vstack(parts) if parts else np.zeros((0, 0), np.float32)
             if file is not None:
                 file.parent.mkdir(parents=True, exist_ok=True)
                 tmp = file.with_suffix(".tmp.npz")

@@ -1,0 +1,33 @@
+"""The sentences of a record, as its vector reads them.
+
+A mean-pooled embedding of a long message weighs its sentences by their length, so one long
+aside can drown the short statement a question asks about. A record of two or more sentences
+is therefore embedded as its whole text plus the mean of its sentences, each sentence weighed
+alike (:func:`~langchain_agentmem.embeddings.embed_records`).
+"""
+
+from __future__ import annotations
+
+import re
+
+SPEAKER = re.compile(r"^\s*[^:\n]{1,40}:\s+")
+"""A leading ``"speaker: "`` label (how a conversation's turns are stored)."""
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
+MIN_WORDS = 2
+"""Words a sentence needs to count ("Wow!" does not)."""
+
+
+def strip_speaker(text: str) -> str:
+    """Drop a leading ``"speaker: "`` label."""
+    return SPEAKER.sub("", text, count=1)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that count, each with the text's speaker label in front.
+
+    Returns ``[]`` when fewer than two count: the whole text is then its only sentence.
+    """
+    label = SPEAKER.match(text)
+    head = label.group(0) if label else ""
+    parts = [s for s in _BOUNDARY.split(text[len(head) :]) if len(s.split()) >= MIN_WORDS]
+    return [head + s.strip() for s in parts] if len(parts) >= 2 else []
