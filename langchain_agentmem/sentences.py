@@ -13,6 +13,10 @@ import re
 SPEAKER = re.compile(r"^\s*[^:\n]{1,40}:\s+")
 """A leading ``"speaker: "`` label (how a conversation's turns are stored)."""
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|e\.g|i\.e|no|mt|ft|approx)\.$", re.IGNORECASE
+)
+"""A part that ends like this ("I saw Dr.") runs on into the next ("Moreau today.")."""
 MIN_WORDS = 2
 """Words a sentence needs to count ("Wow!" does not)."""
 
@@ -29,5 +33,13 @@ def sentences(text: str) -> list[str]:
     """
     label = SPEAKER.match(text)
     head = label.group(0) if label else ""
-    parts = [s for s in _BOUNDARY.split(text[len(head) :]) if len(s.split()) >= MIN_WORDS]
-    return [head + s.strip() for s in parts] if len(parts) >= 2 else []
+    joined: list[str] = []
+    run_on = False
+    for part in _BOUNDARY.split(text[len(head) :]):
+        if run_on:
+            joined[-1] = f"{joined[-1]} {part}"
+        else:
+            joined.append(part)
+        run_on = bool(_ABBREVIATION.search(joined[-1]))
+    parts = [s.strip() for s in joined if len(s.split()) >= MIN_WORDS]
+    return [head + s for s in parts] if len(parts) >= 2 else []

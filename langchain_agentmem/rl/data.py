@@ -188,8 +188,12 @@ def cache_name(sample_id: str, key: str) -> str:
     return f"emb-{slug}-{digest}-{key}.npz"
 
 
-RECORD_VECTORS = b"records: whole + sentence mean"
-"""How turn vectors are made (part of the cache key: a change makes new files)."""
+def _record_rule() -> bytes:
+    """How turn vectors are made: the source of the sentence rule (part of the cache key,
+    so changing the rule makes new files)."""
+    from langchain_agentmem import sentences
+
+    return b"records: whole + sentence mean\0" + Path(sentences.__file__).read_bytes()
 
 
 def embed_conversations(
@@ -206,7 +210,7 @@ def embed_conversations(
         texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
         key = hashlib.sha256()
         key.update(_model_key(embeddings).encode() if embeddings is not None else b"default")
-        key.update(RECORD_VECTORS)
+        key.update(_record_rule())
         for text in texts:
             key.update(text.encode("utf-8") + b"\0")
         file = cache_dir() / cache_name(conv.sample_id, key.hexdigest()[:16]) if cache else None
