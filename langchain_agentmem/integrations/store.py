@@ -70,7 +70,7 @@ from langgraph.store.base import validate_op_namespace as _validate_labels
 from langgraph.store.base.embed import get_text_at_path
 
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.embeddings import aembed_query, aembed_records, embed_query, embed_records
+from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.graph import check_memory
 from langchain_agentmem.items import to_record
@@ -488,7 +488,7 @@ class AgentMemoryStore(BaseStore):
     def _apply_puts(self, puts: list[PutOp]) -> None:
         planned = self._puts(puts)
         texts = [t for _, _, ts in planned for t in ts]
-        vectors = embed_records(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
+        vectors = embed_texts(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
         at = 0
         for op, paths, ts in planned:
             self._write(op, paths, ts, np.asarray(vectors[at : at + len(ts)], dtype=np.float32))
@@ -497,7 +497,7 @@ class AgentMemoryStore(BaseStore):
     async def _aapply_puts(self, puts: list[PutOp]) -> None:
         planned = self._puts(puts)
         texts = [t for _, _, ts in planned for t in ts]
-        vectors = await aembed_records(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
+        vectors = await aembed_texts(self.memory.embeddings, texts) if texts else np.zeros((0, 0))
         at = 0
         for op, paths, ts in planned:
             chunk = np.asarray(vectors[at : at + len(ts)], dtype=np.float32)
