@@ -127,7 +127,8 @@ def stamps(records: Sequence[MemoryRecord]) -> list[str]:
 
     A record's date, unless another record has the same date: then the time too (UTC), to
     the minute, or to the second where the minute is shared as well, so the later of two
-    memories (a fact changed the same day) always reads as the later one.
+    memories (a fact changed the same day) always reads as the later one. Records said in
+    the same second keep their date alone: a time they share tells nothing.
     """
     times = [
         None if r.created_at is None
@@ -141,6 +142,11 @@ def stamps(records: Sequence[MemoryRecord]) -> list[str]:
         for i, stamp in at.items():
             if shared[stamp] > 1:
                 level[i] = depth + 1
+    finest = Counter(t.strftime(STAMPS[-1]) for t, d in zip(times, level, strict=True) if t and d)
+    level = [
+        0 if t and d and finest[t.strftime(STAMPS[-1])] > 1 else d
+        for t, d in zip(times, level, strict=True)
+    ]
     return [
         "undated" if t is None else t.strftime(STAMPS[depth])
         for t, depth in zip(times, level, strict=True)

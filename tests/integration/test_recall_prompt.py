@@ -267,6 +267,13 @@ def test_memories_of_one_day_carry_the_time() -> None:
         "2026-12-01 16:05:40 UTC",
         "2026-11-30",
     ]
+    # Memories said in the same second (written in one go) share a time that tells nothing.
+    batch = [said("I love hiking.", 10, 20, 4), said("My cat is Miso.", 10, 20, 4)]
+    assert stamps([*batch, records[1]]) == [
+        "2026-12-01",
+        "2026-12-01",
+        "2026-12-01 09:30 UTC",
+    ]
     # Another time zone is told in UTC.
     paris = timezone(timedelta(hours=1))
     late = replace(records[0], created_at=datetime(2026, 12, 2, 0, 30, tzinfo=paris))
