@@ -24,7 +24,7 @@ import numpy as np
 
 from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
-from langchain_agentmem.rl.retrieval import hybrid_orders
+from langchain_agentmem.rl.evaluate import per_question
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
@@ -41,12 +41,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for w in WEIGHTS:
         config = replace(shipped, dense_weight=w)
         for conv in convs:
-            orders = hybrid_orders(conv, np.arange(len(conv.turns)), 10, config)
-            recall[(w, conv.sample_id)] = [
-                len(set(order) & set(q.evidence)) / len(set(q.evidence))
-                for order, q in zip(orders, conv.questions, strict=True)
-                if q.evidence
-            ]
+            found = per_question(conv, np.arange(len(conv.turns)), 10, config=config)
+            recall[(w, conv.sample_id)] = [hit for _, hit, _ in found]
     ids = [c.sample_id for c in convs]
 
     def pooled(w: float, among: Sequence[str]) -> float:

@@ -26,11 +26,9 @@ def strip_speaker(text: str) -> str:
     return SPEAKER.sub("", text, count=1)
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` that count, each with the text's speaker label in front.
-
-    Returns ``[]`` when fewer than two count: the whole text is then its only sentence.
-    """
+def pieces(text: str) -> tuple[str, list[str]]:
+    """``text``'s speaker label (``""`` when none) and the parts of the rest, split at
+    sentence ends and line breaks, run on past abbreviations, fragments included."""
     label = SPEAKER.match(text)
     head = label.group(0) if label else ""
     joined: list[str] = []
@@ -41,5 +39,14 @@ def sentences(text: str) -> list[str]:
         else:
             joined.append(part)
         run_on = bool(_ABBREVIATION.search(joined[-1]))
-    parts = [s.strip() for s in joined if len(s.split()) >= MIN_WORDS]
-    return [head + s for s in parts] if len(parts) >= 2 else []
+    return head, [s.strip() for s in joined if s.strip()]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that count, each with the text's speaker label in front.
+
+    Returns ``[]`` when fewer than two count: the whole text is then its only sentence.
+    """
+    head, parts = pieces(text)
+    counted = [s for s in parts if len(s.split()) >= MIN_WORDS]
+    return [head + s for s in counted] if len(counted) >= 2 else []

@@ -203,14 +203,16 @@ def embed_conversations(
     from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
 
     emb: Embeddings | None = embeddings
+    rule = _record_rule()
     if cache:  # every id names a file before anything is embedded
         for conv in convs:
             cache_name(conv.sample_id, "")
     for conv in convs:
+        n = len(conv.turns)
         texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
         key = hashlib.sha256()
         key.update(_model_key(embeddings).encode() if embeddings is not None else b"default")
-        key.update(_record_rule())
+        key.update(rule)
         for text in texts:
             key.update(text.encode("utf-8") + b"\0")
         file = cache_dir() / cache_name(conv.sample_id, key.hexdigest()[:16]) if cache else None
@@ -226,7 +228,7 @@ def embed_conversations(
         if vectors is None:
             if emb is None:
                 emb = resolve_embeddings(None)
-            n = len(conv.turns)  # turns are embedded as records are, questions as queries
+            # turns are embedded as records are, questions as queries
             parts = [embed_records(emb, texts[:n])] if n else []
             if len(texts) > n:
                 parts.append(embed_texts(emb, texts[n:]))
@@ -236,7 +238,6 @@ def embed_conversations(
                 tmp = file.with_suffix(".tmp.npz")
                 np.savez(tmp, vectors=vectors)
                 os.replace(tmp, file)
-        n = len(conv.turns)
         conv.turn_vectors = np.ascontiguousarray(vectors[:n])
         conv.question_vectors = np.ascontiguousarray(vectors[n:])
     return convs

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.policies.base import MemoryPolicy
 from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
@@ -132,6 +133,7 @@ def per_question(
     kept: Sequence[int] | IntArray,
     k: int = 10,
     retrieval: str = "hybrid",
+    config: HybridConfig | None = None,
 ) -> list[tuple[int, float, float]]:
     """``(category, recall@k, retained)`` for each question of ``conv``.
 
@@ -141,6 +143,7 @@ def per_question(
         k: Items retrieved per question.
         retrieval: ``"hybrid"`` (the search ``AgentMemory`` runs, over the kept turns) or
             ``"dense"`` (cosine only).
+        config: Hybrid weights (default: what ``AgentMemory`` uses).
     """
     if retrieval not in RETRIEVALS:
         raise InvalidInputError(
@@ -151,7 +154,7 @@ def per_question(
     kept_set = set(kept_arr.tolist())
     orders: list[list[int]] | None = None
     if kept_arr.size and retrieval == "hybrid":
-        orders = hybrid_orders(conv, kept_arr, k)
+        orders = hybrid_orders(conv, kept_arr, k, config)
     elif kept_arr.size:
         sims = conv.question_vectors @ conv.turn_vectors[kept_arr].T
         top = np.argsort(-sims, axis=1, kind="stable")[:, :k]

@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
-from langchain_agentmem.embeddings import embed_query, embed_records, embed_texts, normalize
+from langchain_agentmem.embeddings import (
+    aembed_records,
+    embed_query,
+    embed_records,
+    embed_texts,
+    normalize,
+)
 from langchain_agentmem.sentences import sentences
 
 BUSY_WEEKEND = (
@@ -39,11 +45,7 @@ def test_a_longer_record_is_its_text_plus_the_mean_of_its_sentences(
     assert len(parts) == 3
     assert np.allclose(got[1], expected, atol=1e-6)
     assert np.isclose(np.linalg.norm(got[1]), 1.0, atol=1e-5)
-    asynced = asyncio.run(
-        __import__("langchain_agentmem.embeddings", fromlist=["x"]).aembed_records(
-            embeddings, ["I moved to Berlin.", BUSY_WORK]
-        )
-    )
+    asynced = asyncio.run(aembed_records(embeddings, ["I moved to Berlin.", BUSY_WORK]))
     assert np.allclose(asynced, got, atol=1e-6)
 
 
