@@ -31,7 +31,7 @@ from langchain_agentmem.index import (
     lexical_counts,
 )
 from langchain_agentmem.policies import MemoryPolicy
-from langchain_agentmem.replies import reply_of
+from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
     MemoryOp,
@@ -138,7 +138,7 @@ class NamespaceView:
         # The vector lives in the dense index (or ``pending``): not a second copy here.
         row = copy.copy(row)
         object.__setattr__(row, "embedding", _NO_VECTOR)
-        self.order.add(row.rid, row.thread, row.created_at)
+        self.order.add(row.rid, row.thread, row.created_at, asks=asks(row.text))
         self.rid_of[row.id] = row.rid
         self.rows[row.rid] = row
         self._snapshot = None

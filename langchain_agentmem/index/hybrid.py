@@ -10,8 +10,10 @@ A hybrid score is, for a record with cosine similarity ``cos`` to the query and 
 terms of ``idf * (k1 + 1)``, unseen terms included), so both parts are absolute: the same
 match scores the same in every search, whatever else the namespace holds, and the score is
 in [0, 1]. Neighbours are the records just before and after in the same thread (by creation
-time): a turn that answers a matching turn ("Yes! A sunrise.") is lifted toward it. Records
-without a thread have no neighbours. Weights were chosen by leave-one-conversation-out on
+time): a turn that answers a matching turn ("Yes! A sunrise.") is lifted toward it. A
+record that asks something lifts only the record after it: "What happened to my daughter?"
+is about its answer, not about what was said before it. Records without a thread have no
+neighbours. Weights were chosen by leave-one-conversation-out on
 LoCoMo (``benchmarks/locomo_ablation.py``). BM25 also reads, at ``reply_weight``, the
 question a record answers (``metadata["reply_to"]``), so "A sunrise!" is found by "What
 did I paint?" even where the question itself is not stored (``benchmarks/locomo_context.py``).
@@ -164,13 +166,19 @@ class ThreadOrder:
         self._where: dict[int, tuple[str, tuple[float, int]]] = {}
         self._prev: dict[int, int] = {}
         self._next: dict[int, int] = {}
+        self._asks: set[int] = set()
 
-    def add(self, rid: int, thread: str | None, created_at: float) -> None:
-        """Place ``rid`` in its thread (a record without a thread has no neighbours)."""
+    def add(self, rid: int, thread: str | None, created_at: float, *, asks: bool = False) -> None:
+        """Place ``rid`` in its thread (a record without a thread has no neighbours).
+
+        ``asks``: the record asks something, so it lifts only the record after it.
+        """
         rid = int(rid)
         self.remove(rid)
         if thread is None:
             return
+        if asks:
+            self._asks.add(rid)
         key = (float(created_at), rid)
         keys = self._lists.setdefault(thread, [])
         i = bisect.bisect_left(keys, key)
@@ -189,6 +197,7 @@ class ThreadOrder:
         found = self._where.pop(rid, None)
         if found is None:
             return
+        self._asks.discard(rid)
         thread, key = found
         keys = self._lists[thread]
         del keys[bisect.bisect_left(keys, key)]
@@ -214,6 +223,19 @@ class ThreadOrder:
             out.append(before)
         after = self._next.get(rid)
         if after is not None:
+            out.append(after)
+        return out
+
+    def lifters(self, rid: int) -> list[int]:
+        """The neighbours whose score may lift ``rid``: the record before it, and the one
+        after it unless that one asks (a question is about its answer, not what came
+        before it)."""
+        out = []
+        before = self._prev.get(rid)
+        if before is not None:
+            out.append(before)
+        after = self._next.get(rid)
+        if after is not None and after not in self._asks:
             out.append(after)
         return out
 
@@ -477,7 +499,7 @@ def hybrid_search(
     near: dict[int, list[int]] = {}
     if lift > 0:
         for rid in list(pool):
-            near[rid] = order.neighbours(rid)
+            near[rid] = order.lifters(rid)
             pool.update(dict.fromkeys(near[rid]))
     keys = list(pool)
     cos = np.fromiter((cosine.get(rid, np.nan) for rid in keys), dtype=np.float32, count=len(keys))
@@ -504,7 +526,7 @@ def hybrid_search(
         for rid in keys:
             if rid not in near:  # a neighbour pulled in: lift from what is known of its own
                 own = base[rid]
-                best = max((base[nb] for nb in order.neighbours(rid) if nb in base), default=own)
+                best = max((base[nb] for nb in order.lifters(rid) if nb in base), default=own)
                 if best > own:
                     scores[rid] = own + lift * (best - own)
     if config.newer_first and said_of is not None:

@@ -97,7 +97,7 @@ def hybrid_results(
     lexical = _lexical(conv, ids, cfg)
     order = ThreadOrder()
     for i in ids:
-        order.add(i, _thread(conv, i), conv.turns[i].timestamp)
+        order.add(i, _thread(conv, i), conv.turns[i].timestamp, asks=asks(conv.turns[i].text))
     return [
         hybrid_search(
             q.text,
@@ -157,6 +157,8 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     best = base.copy()
     same_prev = np.flatnonzero(sessions[1:] == sessions[:-1])  # turn i+1 follows turn i
     best[:, same_prev + 1] = np.maximum(best[:, same_prev + 1], base[:, same_prev])
-    best[:, same_prev] = np.maximum(best[:, same_prev], base[:, same_prev + 1])
+    # A turn is lifted by the one after it unless that one asks (see ``ThreadOrder.lifters``).
+    answered = np.array([i for i in same_prev if not asks(conv.turns[i + 1].text)], dtype=np.int64)
+    best[:, answered] = np.maximum(best[:, answered], base[:, answered + 1])
     lifted: FloatArray = (base + cfg.neighbour_lift * (best - base)).astype(np.float32)
     return lifted

@@ -156,6 +156,32 @@ def test_dates_go_to_the_lexical_index_only(tmp_path: Path, embeddings: Embeddin
     assert np.array_equal(vectors[True], vectors[False])  # the embedding never does
 
 
+def test_a_stored_question_does_not_lift_the_turn_before_it(memory: AgentMemory) -> None:
+    # A user's own question, stored in their thread, matches the same question asked again;
+    # what they said just before it is about something else and must not ride on it.
+    thread = [
+        "I adopted a kitten called Miso.",
+        "What happened to my daughter?",
+        "Sorry, I don't know yet.",
+    ]
+    for text in thread:
+        memory.add(text, namespace="u", thread="chat-1")
+    answer = "My daughter broke her arm at school on Monday."
+    memory.add(answer, namespace="u", thread="chat-0")
+    query = "What happened to my daughter?"
+    hits = memory.search(query, namespace="u", k=4)
+    rank = {h.text: i for i, h in enumerate(hits)}
+    assert rank[answer] < rank.get(thread[0], len(hits))
+    plain = AgentMemory(
+        memory.url, embeddings=memory.embeddings, hybrid=HybridConfig(neighbour_lift=0)
+    )
+    with plain:
+        flat = {h.text: h.score for h in plain.search(query, namespace="u", k=4)}
+    # The kitten keeps its own score: nothing lifted it.
+    lifted = {h.text: h.score for h in hits}
+    assert lifted.get(thread[0], 0.0) == pytest.approx(flat.get(thread[0], 0.0), abs=1e-6)
+
+
 def test_thread_neighbours_lift_an_answer_to_a_matching_turn(memory: AgentMemory) -> None:
     turns = [
         "Ann: What did you paint last weekend?",

@@ -67,6 +67,23 @@ def test_thread_order_neighbours() -> None:
     order.remove(99)  # unknown: ignored
 
 
+def test_a_question_lifts_only_the_record_after_it() -> None:
+    order = ThreadOrder()
+    order.add(1, "s", 1.0)  # "I adopted a kitten."
+    order.add(2, "s", 2.0, asks=True)  # "What happened to my daughter?"
+    order.add(3, "s", 3.0)  # "She broke her arm."
+    assert order.neighbours(1) == [2]
+    assert order.lifters(1) == []  # the question is about its answer, not the kitten
+    assert order.lifters(3) == [2]
+    assert order.lifters(2) == [1, 3]
+    order.add(2, "s", 2.0)  # re-put without the question: it lifts both ways again
+    assert order.lifters(1) == [2]
+    order.add(2, "s", 2.0, asks=True)
+    order.remove(2)
+    order.add(2, "s", 2.5)
+    assert order.lifters(1) == [2]  # removing a record forgets that it asked
+
+
 def test_lexical_text_puts_the_date_in_front() -> None:
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc).timestamp()
     assert lexical_text("I got a puppy!", when, dates=True) == "[8 May 2023] I got a puppy!"
@@ -80,28 +97,35 @@ def test_lexical_text_puts_the_date_in_front() -> None:
             st.integers(0, 12),
             st.sampled_from(["a", "b", None]),
             st.integers(0, 5),
+            st.booleans(),
         ),
         max_size=60,
     )
 )
-def test_thread_order_matches_a_sorted_list(ops: list[tuple[bool, int, str | None, int]]) -> None:
+def test_thread_order_matches_a_sorted_list(
+    ops: list[tuple[bool, int, str | None, int, bool]],
+) -> None:
     order = ThreadOrder()
-    model: dict[int, tuple[str | None, float]] = {}
-    for add, rid, thread, at in ops:
+    model: dict[int, tuple[str | None, float, bool]] = {}
+    for add, rid, thread, at, asks in ops:
         if add:
-            order.add(rid, thread, float(at))
-            model[rid] = (thread, float(at))
+            order.add(rid, thread, float(at), asks=asks)
+            model[rid] = (thread, float(at), asks)
         else:
             order.remove(rid)
             model.pop(rid, None)
-    for rid, (thread, at) in model.items():
+    for rid, (thread, at, _) in model.items():
         if thread is None:
-            assert order.neighbours(rid) == []
+            assert order.neighbours(rid) == [] == order.lifters(rid)
             continue
-        same = sorted((t_at, r) for r, (t, t_at) in model.items() if t == thread)
+        same = sorted((t_at, r) for r, (t, t_at, _) in model.items() if t == thread)
         i = same.index((at, rid))
         want = [same[j][1] for j in (i - 1, i + 1) if 0 <= j < len(same)]
         assert order.neighbours(rid) == want
+        lifters = [same[i - 1][1]] if i > 0 else []
+        if i + 1 < len(same) and not model[same[i + 1][1]][2]:
+            lifters.append(same[i + 1][1])
+        assert order.lifters(rid) == lifters
 
 
 @given(
