@@ -88,6 +88,15 @@ def observation_label(conv: Conversation, raw: dict[str, object]) -> np.ndarray:
     return label
 
 
+def turn_features(convs: list[Conversation]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per conversation, each turn's text features and those of the turn before it."""
+    text = [
+        np.stack([text_features(t.text, m) for t, m in zip(c.turns, turn_metadata(c), strict=True)])
+        for c in convs
+    ]
+    return text, [np.vstack([np.zeros((1, t.shape[1])), t[:-1]]) for t in text]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", default="../shared/datasets/locomo/locomo_dev.json")
@@ -95,11 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     convs = embed_conversations(load_locomo(args.data))
-    text = [
-        np.stack([text_features(t.text, m) for t, m in zip(c.turns, turn_metadata(c), strict=True)])
-        for c in convs
-    ]
-    previous = [np.vstack([np.zeros((1, t.shape[1])), t[:-1]]) for t in text]
+    text, previous = turn_features(convs)
     labels = [evidence_weight(c) for c in convs]
     raw = {c["sample_id"]: c for c in json.loads(Path(args.data).read_text(encoding="utf-8"))}
     observed = [observation_label(c, raw[c.sample_id]) for c in convs]

@@ -39,6 +39,9 @@ Usage::
 
     python benchmarks/recency_ablation.py --data ../shared/datasets/locomo/locomo_dev.json \
         --out benchmarks/results/recency_ablation.txt
+
+``--dense-weight 0.3`` scores every row with that cosine weight instead of the shipped one
+(``results/recency_ablation_dense03.txt``).
 """
 
 from __future__ import annotations
@@ -61,7 +64,6 @@ from langchain_agentmem.rl.retrieval import hybrid_results
 from langchain_agentmem.rl.synthetic import SLOT_SETS, generate, write
 
 POOL = 100
-PLAIN = HybridConfig(newer_first=False)
 
 Ranker = Callable[[Conversation, int, int], list[int]]
 """(conversation, question index, k) -> turn indices, best first."""
@@ -223,30 +225,38 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", required=True, help="LoCoMo JSON file")
     parser.add_argument("--n", type=int, default=6, help="synthetic conversations per set")
     parser.add_argument("--out", help="text file for the table")
+    parser.add_argument(
+        "--dense-weight",
+        type=float,
+        default=HybridConfig().dense_weight,
+        help="cosine weight of every row (default: the shipped one)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    base = HybridConfig(dense_weight=args.dense_weight)
+    plain = replace(base, newer_first=False)
     facts = embedded_sets(args.n)
     sets = facts[1]
     locomo = embed_conversations(load_locomo(args.data))
     plain_pools = {
-        c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, PLAIN)
+        c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, plain)
         for c in [*(c for convs in sets.values() for c in convs), *locomo]
     }
-    rules: list[tuple[str, Ranker]] = [("plain hybrid", shipped(PLAIN))]
+    rules: list[tuple[str, Ranker]] = [("plain hybrid", shipped(plain))]
     rules += [(f"lift older dup, cos>={tau}", lifted(plain_pools, tau)) for tau in (0.8, 0.7)]
     rules.append(("earlier newer_first sim>=0.6 rel>=0.5", earlier(plain_pools)))
-    worded = HybridConfig(unmarked_standing=math.inf)
+    worded = replace(base, unmarked_standing=math.inf)
     rules.append(("newer_first, worded changes only", shipped(worded)))
     for margin in (0.1, 0.2):
         config = replace(worded, restatement_margin=margin)
         rules.append((f"  the same, margin>={margin}", shipped(config)))
     for standing in (1.5, 1.75, 2.0, 2.5):
         for margin in (0.1, 0.15, 0.2):
-            config = HybridConfig(unmarked_standing=standing, restatement_margin=margin)
+            config = replace(base, unmarked_standing=standing, restatement_margin=margin)
             mark = " (default)" if config == HybridConfig() else ""
             name = f"newer_first unworded z>={standing} margin>={margin}{mark}"
             rules.append((name, shipped(config)))
-    rules.append(("  default, rel>=0.5", shipped(HybridConfig(restatement_relevance=0.5))))
+    rules.append(("  default, rel>=0.5", shipped(replace(base, restatement_relevance=0.5))))
     head = table_head(48)
     lines = [head, "-" * len(head)]
     for name, rank in rules:
