@@ -7,11 +7,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from langchain_agentmem import AgentMemory, HybridConfig
 from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
-from langchain_agentmem.rl.retrieval import hybrid_orders, replies, static_scores
+from langchain_agentmem.rl.retrieval import hybrid_orders, hybrid_results, replies, static_scores
 
 SESSIONS = [
     [
@@ -98,3 +99,10 @@ def test_static_scores_rank_like_the_search_when_everything_is_kept(
     assert static == exact
     # Each question's evidence turn is among the four best matches: the scores carry signal.
     assert all(q.evidence[0] in row for q, row in zip(conv.questions, exact, strict=True))
+    # Not only the order: every turn's static score is the one the search gives it, the
+    # neighbour lift included (a question lifts the turn after it, never the one before).
+    full = hybrid_results(conv, everything, len(everything), HybridConfig(newer_first=False))
+    for qi, found in enumerate(full):
+        assert len(found) == len(everything)
+        for rid, score in found:
+            assert scores[qi, rid] == pytest.approx(score, abs=1e-5)
