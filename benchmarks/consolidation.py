@@ -184,7 +184,7 @@ def search(
                 dense=dense,
                 lexical=lexical,
                 order=order,
-                embedding_of=lambda rid: vector[rid],
+                embeddings_of=lambda rids: np.stack([vector[r] for r in rids]),
                 config=cfg,
                 said_of=lambda rid: (conv.turns[rid].speaker, conv.turns[rid].timestamp, text[rid]),
             )

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
@@ -35,6 +36,17 @@ def search_args(
     )
 
 
+def _rows(
+    view: NamespaceView, hits: list[tuple[int, float]]
+) -> dict[int, tuple[RecordRow, Vector]]:
+    """Each hit's cached row and stored vector (the vectors in one index lookup)."""
+    rids = [rid for rid, _ in hits]
+    if not rids:
+        return {}
+    vectors = view.embeddings(rids)
+    return {rid: (view.rows[rid], vectors[i].copy()) for i, rid in enumerate(rids)}
+
+
 class MemoryReads(MemoryCore):
     """Reads of long-term records and of the audit log."""
 
@@ -44,7 +56,7 @@ class MemoryReads(MemoryCore):
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             hits = view.search(query, vector, k, mode)
-            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
+            rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
         return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
@@ -183,7 +195,7 @@ class MemoryReads(MemoryCore):
                 )
             view.flush()
             hits = view.index.search(vector[0], k)
-            rows = {rid: (view.rows[rid], view.embedding(rid)) for rid, _ in hits}
+            rows = _rows(view, hits)
         return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
 
     async def asearch_by_vector(

@@ -258,6 +258,20 @@ class NamespaceView:
         assert self.index is not None
         return self.index.vector(rid)
 
+    def embeddings(self, rids: list[int]) -> np.ndarray:
+        """The stored vectors of records ``rids``, one row each (one index lookup)."""
+        if not self.pending:
+            assert self.index is not None
+            return self.index.vectors(rids)
+        held = [rid for rid in rids if rid not in self.pending]
+        found: dict[int, Vector] = {}
+        if held:
+            assert self.index is not None
+            found = dict(zip(held, self.index.vectors(held), strict=True))
+        return np.stack([self.pending[r] if r in self.pending else found[r] for r in rids]).astype(
+            np.float32
+        )
+
     def recalled(self, rids: Sequence[int], at: float) -> None:
         """Count a recall of each record (the store was told already)."""
         for rid in rids:
@@ -306,7 +320,7 @@ class NamespaceView:
             dense=self.index,
             lexical=self.lexical,
             order=self.order,
-            embedding_of=self.embedding,
+            embeddings_of=self.embeddings,
             config=self.config,
             said_of=self.said,
         )

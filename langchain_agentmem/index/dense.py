@@ -72,6 +72,15 @@ class DenseIndex:
             key = (key << GEN_BITS) | self._gen[key]
         return np.asarray(self._index.reconstruct(key), dtype=np.float32)
 
+    def vectors(self, rids: Sequence[int]) -> Vector:
+        """The stored vectors of ``rids`` (all live), one row each, in one faiss call."""
+        if not len(rids):
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        keys = [int(r) for r in rids]
+        if self._approximate:
+            keys = [(key << GEN_BITS) | self._gen[key] for key in keys]
+        return np.asarray(self._index.reconstruct_batch(_ids(keys)), dtype=np.float32)
+
     # -- writes --------------------------------------------------------------------------------
     def add(self, rids: Sequence[int], vectors: Vector) -> None:
         """Add vectors under ``rids`` (replacing any already there)."""

@@ -63,6 +63,9 @@ from langchain_agentmem.types import Vector
 SEARCH_MODES = ("hybrid", "dense", "lexical")
 """The modes ``AgentMemory.search`` accepts."""
 
+Embeddings = Callable[[list[int]], np.ndarray]
+"""Stored embeddings of keys, one row each, in the order asked (one batched lookup)."""
+
 
 @dataclass(frozen=True)
 class HybridConfig:
@@ -334,7 +337,7 @@ def newer_first(
     scores: dict[int, float],
     *,
     said_of: Callable[[int], Said],
-    embedding_of: Callable[[int], Vector],
+    embeddings_of: Embeddings,
     config: HybridConfig,
 ) -> dict[int, float]:
     """``scores`` with each later restatement placed just above the older records it restates.
@@ -366,14 +369,14 @@ def newer_first(
     # stands[i, j]: whether i stands out as an answer among its speaker's candidates but j.
     stands = np.zeros((len(keys), len(keys)), dtype=bool)
     if np.isfinite(config.unmarked_standing) and statement.any():
-        vectors = _stack(keys, embedding_of)
+        vectors = _stack(keys, embeddings_of)
         cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
         stands = (standing(cosine, speaker) >= config.unmarked_standing) & statement[:, None]
     newer = np.flatnonzero(cued | stands.any(axis=1)).tolist()
     if not newer:
         return scores
     if vectors is None:
-        vectors = _stack(keys, embedding_of)
+        vectors = _stack(keys, embeddings_of)
     sims = (vectors[newer] @ vectors.T).astype(np.float64)
     margin = sims - background(vectors, newer, sims)
     base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
@@ -403,9 +406,9 @@ def newer_first(
     return out
 
 
-def _stack(keys: list[int], embedding_of: Callable[[int], Vector]) -> np.ndarray:
-    """The keys' stored embeddings, one row each."""
-    return np.stack([np.asarray(embedding_of(rid), dtype=np.float32).reshape(-1) for rid in keys])
+def _stack(keys: list[int], embeddings_of: Embeddings) -> np.ndarray:
+    """The keys' stored embeddings, one row each, as float32."""
+    return np.asarray(embeddings_of(keys), dtype=np.float32).reshape(len(keys), -1)
 
 
 def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
@@ -468,7 +471,7 @@ def hybrid_search(
     dense: DenseIndex,
     lexical: LexicalIndex,
     order: ThreadOrder,
-    embedding_of: Callable[[int], Vector],
+    embeddings_of: Embeddings,
     config: HybridConfig,
     said_of: Callable[[int], Said] | None = None,
 ) -> list[tuple[int, float]]:
@@ -481,8 +484,8 @@ def hybrid_search(
         dense: The namespace's dense index.
         lexical: The namespace's lexical index.
         order: The namespace's thread order (neighbours).
-        embedding_of: The stored (normalised) embedding of a key, for keys the dense side
-            did not return.
+        embeddings_of: The stored (normalised) embeddings of keys, one row each (for keys
+            the dense side did not return, and for newer-first).
         config: Weights.
         said_of: Who said a key's record, when, and its text; needed to put newer
             restatements first (``None``: that step is skipped).
@@ -506,7 +509,7 @@ def hybrid_search(
     missing = np.flatnonzero(np.isnan(cos))
     if missing.size:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        cos[missing] = _stack([keys[i] for i in missing], embedding_of) @ q
+        cos[missing] = _stack([keys[i] for i in missing], embeddings_of) @ q
     pos = lexical.positions()
     lex_of = np.fromiter((pos.get(rid, -1) for rid in keys), dtype=np.int64, count=len(keys))
     bm = np.zeros(len(keys), dtype=np.float32)
@@ -531,7 +534,7 @@ def hybrid_search(
                     scores[rid] = own + lift * (best - own)
     if config.newer_first and said_of is not None:
         scores = newer_first(
-            query, vector, scores, said_of=said_of, embedding_of=embedding_of, config=config
+            query, vector, scores, said_of=said_of, embeddings_of=embeddings_of, config=config
         )
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(rid, min(max(score, 0.0), 1.0)) for rid, score in ranked[:k]]

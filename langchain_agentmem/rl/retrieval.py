@@ -106,7 +106,7 @@ def hybrid_results(
             dense=dense,
             lexical=lexical,
             order=order,
-            embedding_of=lambda rid: vectors[rid],
+            embeddings_of=lambda rids: vectors[rids],
             config=cfg,
             said_of=lambda rid: (
                 conv.turns[rid].speaker,

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
+from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import background, standing
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
@@ -213,3 +214,18 @@ def test_standing_is_the_z_score_among_the_speakers_others(n: int, seed: int) ->
                 continue
             want = (float(cosine[i]) - values.mean()) / values.std()
             assert abs(got[i, j] - want) < 1e-4 * max(1.0, abs(want))
+
+
+def test_dense_vectors_in_one_lookup_match_one_by_one() -> None:
+    rng = np.random.default_rng(0)
+    for threshold in (1000, 4):  # flat, then HNSW with generations (re-added keys)
+        index = DenseIndex(8, hnsw_threshold=threshold)
+        first = rng.standard_normal((10, 8)).astype(np.float32)
+        index.add(list(range(10)), first)
+        index.add([3, 7], rng.standard_normal((2, 8)).astype(np.float32))  # replaced
+        index.remove([5])
+        keys = [9, 3, 0, 7]
+        batch = index.vectors(keys)
+        assert batch.shape == (4, 8) and batch.dtype == np.float32
+        assert np.array_equal(batch, np.stack([index.vector(k) for k in keys]))
+        assert index.vectors([]).shape == (0, 8)
