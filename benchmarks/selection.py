@@ -168,7 +168,7 @@ def main() -> None:
     head = f"{'scores':<24}{'pick':<20}{'budget':>7}{'R@10':>7}{'retained':>9}"
     lines = [head, "-" * len(head)]
     print(head, flush=True)
-    fit_cache: dict[tuple[str, int], np.ndarray] = {}
+    scored: dict[tuple[str, int, int], np.ndarray] = {}  # fits do not depend on the capacity
     for budget in BUDGETS:
         rows: list[tuple[str, str]] = [(s, p) for s in ("learned", "importance") for p in picks]
         rows += [(name, "top") for name in fits]
@@ -176,12 +176,14 @@ def main() -> None:
             found: list[tuple[int, float, float]] = []
             for i, conv in enumerate(convs):
                 cap = capacity_for(budget, len(conv.turns))
-                if source in fits:
-                    if (source, i) not in fit_cache:
-                        fit_cache[source, i] = fits[source](i)
-                    score = fit_cache[source, i]
-                else:
-                    score = policy_scores(i, cap, source == "learned")
+                key = (source, i, 0 if source in fits else cap)
+                if key not in scored:
+                    scored[key] = (
+                        fits[source](i)
+                        if source in fits
+                        else policy_scores(i, cap, source == "learned")
+                    )
+                score = scored[key]
                 kept = np.sort(picks[how](conv, score, cap))
                 found.extend(per_question(conv, kept, 10))
             s = summarise(found, 10)

@@ -250,14 +250,6 @@ class NamespaceView:
                 for record_id in op.record_ids:
                     self.drop(record_id)
 
-    def embedding(self, rid: int) -> Vector:
-        """The stored vector of record ``rid``."""
-        found = self.pending.get(rid)
-        if found is not None:
-            return found
-        assert self.index is not None
-        return self.index.vector(rid)
-
     def embeddings(self, rids: list[int]) -> np.ndarray:
         """The stored vectors of records ``rids``, one row each (one index lookup)."""
         if not self.pending:

@@ -63,7 +63,7 @@ from langchain_agentmem.types import Vector
 SEARCH_MODES = ("hybrid", "dense", "lexical")
 """The modes ``AgentMemory.search`` accepts."""
 
-Embeddings = Callable[[list[int]], np.ndarray]
+VectorLookup = Callable[[list[int]], np.ndarray]
 """Stored embeddings of keys, one row each, in the order asked (one batched lookup)."""
 
 
@@ -337,7 +337,7 @@ def newer_first(
     scores: dict[int, float],
     *,
     said_of: Callable[[int], Said],
-    embeddings_of: Embeddings,
+    embeddings_of: VectorLookup,
     config: HybridConfig,
 ) -> dict[int, float]:
     """``scores`` with each later restatement placed just above the older records it restates.
@@ -406,7 +406,7 @@ def newer_first(
     return out
 
 
-def _stack(keys: list[int], embeddings_of: Embeddings) -> np.ndarray:
+def _stack(keys: list[int], embeddings_of: VectorLookup) -> np.ndarray:
     """The keys' stored embeddings, one row each, as float32."""
     return np.asarray(embeddings_of(keys), dtype=np.float32).reshape(len(keys), -1)
 
@@ -471,7 +471,7 @@ def hybrid_search(
     dense: DenseIndex,
     lexical: LexicalIndex,
     order: ThreadOrder,
-    embeddings_of: Embeddings,
+    embeddings_of: VectorLookup,
     config: HybridConfig,
     said_of: Callable[[int], Said] | None = None,
 ) -> list[tuple[int, float]]:

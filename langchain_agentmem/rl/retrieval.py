@@ -158,7 +158,8 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     same_prev = np.flatnonzero(sessions[1:] == sessions[:-1])  # turn i+1 follows turn i
     best[:, same_prev + 1] = np.maximum(best[:, same_prev + 1], base[:, same_prev])
     # A turn is lifted by the one after it unless that one asks (see ``ThreadOrder.lifters``).
-    answered = np.array([i for i in same_prev if not asks(conv.turns[i + 1].text)], dtype=np.int64)
+    asking = np.array([asks(t.text) for t in conv.turns], dtype=bool)
+    answered = same_prev[~asking[same_prev + 1]]
     best[:, answered] = np.maximum(best[:, answered], base[:, answered + 1])
     lifted: FloatArray = (base + cfg.neighbour_lift * (best - base)).astype(np.float32)
     return lifted
