@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_agentmem.backends.sqlite import create_private
 from langchain_agentmem.backends.url import agentmem_home
 from langchain_agentmem.errors import RecordNotFoundError
-from langchain_agentmem.integrations.graph import user_thread_id
+from langchain_agentmem.integrations.graph import user_thread_id, user_threads_prefix
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
 
@@ -55,11 +55,14 @@ CHAT_CHECKPOINTS = "chat-checkpoints.db"
 
 
 def forget_chat_threads(user: str) -> int:
-    """Erase ``user``'s ``agentmem chat`` threads (ids ``user/...``) from the checkpoint file.
+    """Erase ``user``'s ``agentmem chat`` threads from the checkpoint file.
+
+    Their ids start with :func:`user_threads_prefix` (the name percent-encoded, then ``/``).
 
     Returns:
         How many threads were erased (0 when the file does not exist).
     """
+    prefix = user_threads_prefix(user)
     path = agentmem_home() / CHAT_CHECKPOINTS
     if not path.exists():
         return 0
@@ -71,7 +74,7 @@ def forget_chat_threads(user: str) -> int:
         ids = [
             r[0]
             for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            if str(r[0]).startswith(user + "/")
+            if str(r[0]).startswith(prefix)
         ]
         conn.execute("BEGIN IMMEDIATE")
         for thread_id in ids:

@@ -171,9 +171,13 @@ def user_thread_id(user: str, thread: str) -> str:
     LangGraph keys checkpoints by ``thread_id`` alone; both parts are percent-encoded
     before they are joined, so ``("a/b", "c")`` and ``("a", "b/c")`` never collide.
     """
-    user = check_name(user, what="user")
     thread = check_name(thread, what="thread")
-    return f"{quote(user, safe='')}/{quote(thread, safe='')}"
+    return f"{user_threads_prefix(user)}{quote(thread, safe='')}"
+
+
+def user_threads_prefix(user: str) -> str:
+    """What every :func:`user_thread_id` of ``user`` starts with, and no other user's does."""
+    return f"{quote(check_name(user, what='user'), safe='')}/"
 
 
 def run_thread(config: Mapping[str, Any] | None) -> str | None:

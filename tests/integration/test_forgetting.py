@@ -468,8 +468,20 @@ def test_passwords_are_masked_in_repr_and_errors(
     assert all("***" in message for message in messages[:3]), messages
 
 
+@pytest.mark.parametrize(
+    ("user", "neighbour"),
+    [
+        ("alice", "alicex"),
+        ("alice@example.com", "alice"),  # thread ids hold the name percent-encoded
+        ("a%2Fb", "a/b"),  # the encoded form of another user's name is not that user
+    ],
+)
 def test_cli_forget_erases_the_users_chat_checkpoints(
-    tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+    user: str,
+    neighbour: str,
+    tmp_path: Path,
+    hash_embeddings: HashEmbeddings,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import sqlite3
 
@@ -479,34 +491,36 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     from langchain_agentmem.backends.url import agentmem_home
     from langchain_agentmem.chat import CHAT_CHECKPOINTS
     from langchain_agentmem.cli import main
+    from langchain_agentmem.integrations.graph import user_thread_id
 
     url = f"sqlite:///{tmp_path / 'm.db'}"
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
-        mem.add(SECRET, namespace="alice")
+        mem.add(SECRET, namespace=user)
     home = agentmem_home()
     home.mkdir(parents=True)
     path = home / CHAT_CHECKPOINTS
     builder = StateGraph(MessagesState)
     builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
     builder.add_edge("__start__", "echo")
+    threads = [
+        (user_thread_id(user, "t1"), SECRET),
+        (user_thread_id(user, "t2"), "Again: ZEBRA-7731"),
+        (user_thread_id(neighbour, "t1"), "Another user, ZEBRA-7731 too."),
+        (user_thread_id("bob", "t1"), OTHERS[1]),
+    ]
     with sqlite3.connect(path, check_same_thread=False) as conn:
         graph = builder.compile(checkpointer=SqliteSaver(conn))
-        for thread_id, text in [
-            ("alice/t1", SECRET),
-            ("alice/t2", "Alice again: ZEBRA-7731"),
-            ("alicex/t1", "Another user, ZEBRA-7731 too."),
-            ("bob/t1", OTHERS[1]),
-        ]:
+        for thread_id, text in threads:  # as `agentmem chat` keys them
             graph.invoke(
                 {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}}
             )
     before = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
     assert any(SECRET.encode() in p.read_bytes() for p in before)  # the test sees it
 
-    assert main(["forget", "--store", url, "--user", "alice", "--yes"]) == 0
+    assert main(["forget", "--store", url, "--user", user, "--yes"]) == 0
     assert "2 `agentmem chat` threads" in capsys.readouterr().out
     files = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
     assert not any(SECRET.encode() in p.read_bytes() for p in files)
     with sqlite3.connect(path) as conn:
         left = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
-    assert left == {"alicex/t1", "bob/t1"}
+    assert left == {threads[2][0], threads[3][0]}
