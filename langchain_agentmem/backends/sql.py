@@ -23,6 +23,7 @@ from langchain_agentmem.backends.base import (
     Transaction,
 )
 from langchain_agentmem.types import Decision, OpKind, Vector
+from langchain_agentmem.validation import STORE_MARK
 
 SCHEMA_VERSION = 2
 """1: ids unique across the store. 2: ids unique per namespace; records may expire."""
@@ -70,7 +71,18 @@ def dump_json(value: Any) -> str:
 
 
 def erase_marker(namespace: str) -> str:
-    """The namespace column of a namespace's erasure markers: a digest, not the name."""
+    """The namespace column of a namespace's erasure markers: a digest, not the name.
+
+    It starts with two :data:`~langchain_agentmem.validation.STORE_MARK` characters: no
+    caller's namespace may start with one, and a store's start with one and then its prefix,
+    which never holds the mark, so no namespace anyone can write to shares it.
+    """
+    return 2 * STORE_MARK + "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
+
+
+def legacy_erase_marker(namespace: str) -> str:
+    """The marker namespace of earlier releases, which a user could spell: only its ERASE
+    entries are read (and never deleted by another namespace's erasure)."""
     return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
 
 
@@ -420,16 +432,25 @@ class SQLBackend(Backend):
     # -- change sequence and audit log ---------------------------------------------------------
     def last_seq(self, namespace: str) -> int:
         row = self._fetchone(
-            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace IN (?, ?)",
-            (namespace, erase_marker(namespace)),
+            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace = ? "
+            "OR (namespace IN (?, ?) AND kind = ?)",
+            (namespace, erase_marker(namespace), legacy_erase_marker(namespace), ERASE_KIND),
         )
         return 0 if row is None or row[0] is None else int(row[0])
 
     def changes_since(self, namespace: str, seq: int) -> list[Change]:
         rows = self._fetchall(
-            "SELECT seq, kind, record_ids FROM agentmem_decisions "
-            "WHERE namespace IN (?, ?) AND seq > ? AND kind IN (?, ?, ?, ?) ORDER BY seq",
-            (namespace, erase_marker(namespace), seq, *RECORD_CHANGING_KINDS, ERASE_KIND),
+            "SELECT seq, kind, record_ids FROM agentmem_decisions WHERE seq > ? AND "
+            "((namespace = ? AND kind IN (?, ?, ?)) OR (namespace IN (?, ?) AND kind = ?)) "
+            "ORDER BY seq",
+            (
+                seq,
+                namespace,
+                *RECORD_CHANGING_KINDS,
+                erase_marker(namespace),
+                legacy_erase_marker(namespace),
+                ERASE_KIND,
+            ),
         )
         return [
             Change(int(r[0]), OpKind.DELETE, (), erased=True)
@@ -528,7 +549,12 @@ class SQLBackend(Backend):
             self.serialise_writers(cur, "records:" + namespace)
             counts = []
             for table in ("agentmem_records", "agentmem_messages", "agentmem_decisions"):
-                cur.execute(self.q(f"DELETE FROM {table} WHERE namespace = ?"), (namespace,))
+                # An earlier release's marker of another namespace may sit under this name.
+                spare = " AND kind <> ?" if table == "agentmem_decisions" else ""
+                cur.execute(
+                    self.q(f"DELETE FROM {table} WHERE namespace = ?{spare}"),
+                    (namespace, ERASE_KIND) if spare else (namespace,),
+                )
                 counts.append(max(cur.rowcount, 0))
             erased = Erased(records=counts[0], messages=counts[1], decisions=counts[2])
             if any(counts):

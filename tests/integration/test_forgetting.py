@@ -321,6 +321,30 @@ def test_other_processes_caches_drop_an_erased_namespace(
         assert [h.text for h in reader.search("cat", namespace="bob", k=5)] == [OTHERS[0]]
 
 
+def test_no_namespace_can_take_or_drop_another_ones_erasure_marker(
+    shared_store_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    import hashlib
+
+    from langchain_agentmem.backends.sql import erase_marker
+    from langchain_agentmem.errors import InvalidInputError
+
+    with (
+        AgentMemory(shared_store_url, embeddings=hash_embeddings) as reader,
+        AgentMemory(shared_store_url, embeddings=hash_embeddings) as eraser,
+    ):
+        eraser.add(SECRET, namespace="alice")
+        assert [h.text for h in reader.search("PIN", namespace="alice", k=5)] == [SECRET]
+        eraser.delete_namespace("alice")
+        # A user whose name is how earlier releases named alice's marker, then erased:
+        look_alike = "erased:" + hashlib.sha256(b"alice").hexdigest()
+        eraser.add(OTHERS[0], namespace=look_alike)
+        assert eraser.delete_namespace(look_alike).records == 1
+        assert reader.search("PIN", namespace="alice", k=5) == []  # still told of alice's
+        with pytest.raises(InvalidInputError, match="reserved"):
+            eraser.add(OTHERS[1], namespace=erase_marker("alice"))
+
+
 def test_delete_namespace_leaves_nothing_in_the_files(
     db_path: Path, hash_embeddings: HashEmbeddings, index_kind: str
 ) -> None:
