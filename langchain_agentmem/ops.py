@@ -129,8 +129,9 @@ def apply_batch(
     the whole batch lands or none of it does.
 
     Returns:
-        Each item's ops as applied (embeddings dropped), and the change sequence of the
-        last audit log entry written (0 if none).
+        Each item's ops as applied (embeddings dropped; an ADD that takes the id of an
+        expired record comes after that record's DELETE, reason "expired"), and the change
+        sequence of the last audit log entry written (0 if none).
     """
     with backend.transaction() as tx:
         return apply_batch_in(tx, namespace, batch, on_applied=on_applied)
@@ -161,6 +162,7 @@ def apply_batch_in(
         now = time.time()
         ops = list(item(Lookup(tx, namespace, now))) if callable(item) else list(item)
         rids: list[int] = []
+        applied: list[MemoryOp] = []
         for op in ops:
             if op.embedding is not None:
                 # Checked before writing: one bad vector would poison the namespace's index.
@@ -177,9 +179,11 @@ def apply_batch_in(
                         "pass a new id, or update the existing record"
                     )
                 if tx.delete_record(record_id=record_id, namespace=namespace):
-                    # An expired record not yet swept gives its id up, on the record.
+                    # An expired record not yet swept gives its id up, on the record; the
+                    # DELETE is one of the item's ops, so its vector leaves saved indexes.
                     tx.redact_text(namespace=namespace, record_ids=[record_id])
-                    last_seq = _log(tx, namespace, expired_op([record_id]), now)
+                    applied.append(expired_op([record_id]))
+                    last_seq = _log(tx, namespace, applied[-1], now)
                 created = to_epoch(op.timestamp, now)
                 rids.append(
                     tx.insert_record(
@@ -223,9 +227,10 @@ def apply_batch_in(
                         )
                 tx.redact_text(namespace=namespace, record_ids=op.record_ids)
             last_seq = _log(tx, namespace, op, now)
+            applied.append(op)
         if on_applied is not None:
-            on_applied(ops, rids, now)
-        out.append([replace(op, embedding=None) for op in ops])
+            on_applied(applied, rids, now)
+        out.append([replace(op, embedding=None) for op in applied])
     return out, last_seq
 
 

@@ -108,6 +108,11 @@ def _open_out(out: Source) -> Iterator[IO[str]]:
     if isinstance(out, (str, os.PathLike)):
         # Personal data: readable by its owner only, like the store itself.
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # a file already there keeps its mode otherwise
+        except BaseException:
+            os.close(fd)
+            raise
         with open(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
     else:

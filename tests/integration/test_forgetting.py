@@ -103,6 +103,32 @@ def test_deleted_record_leaves_no_text_or_vector_in_the_files(
         assert SECRET not in {h.text for h in mem.search("PIN locker", namespace="u", k=10)}
 
 
+def test_an_id_taken_from_an_expired_record_takes_its_vector_off_disk_at_once(
+    db_path: Path, hash_embeddings: HashEmbeddings, index_kind: str
+) -> None:
+    import time
+    from datetime import datetime, timedelta, timezone
+
+    url = f"sqlite:///{db_path}"
+    soon = datetime.now(timezone.utc) + timedelta(seconds=0.5)
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add_many(OTHERS, namespace="u")
+        mem.put("pin", SECRET, namespace="u", expires_at=soon)
+        old_vector = _vector_bytes(mem, "pin")
+        mem.search("PIN", namespace="u")  # cached, so close() saves an index
+    assert _found_in_files(db_path, old_vector)  # the test sees what it looks for
+    time.sleep(max(0.0, (soon - datetime.now(timezone.utc)).total_seconds()) + 0.1)
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.search("Lisbon", namespace="u")  # loads the saved index
+        ops = mem.add(NEW_TEXT, namespace="u", record_id="pin")  # the id, not yet swept
+        # Before close(), as a process that dies would leave it: no saved index holds it.
+        found = _found_in_files(db_path, old_vector)
+        assert not [name for name in found if not name.startswith(db_path.name)], found
+        assert [h.text for h in mem.search("locker", namespace="u", k=1)] == [NEW_TEXT]
+        assert [(op.kind, op.reason) for op in ops][0] == (OpKind.DELETE, "expired")
+    assert not _found_in_files(db_path, old_vector)
+
+
 def test_close_empties_the_wal_while_another_connection_stays_open(
     db_path: Path, hash_embeddings: HashEmbeddings
 ) -> None:

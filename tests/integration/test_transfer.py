@@ -59,6 +59,19 @@ def _snapshot(mem: AgentMemory, namespace: str) -> tuple[object, ...]:
     return records, messages
 
 
+def test_an_export_over_an_older_file_is_owner_only_too(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    out = tmp_path / "alice.jsonl"
+    out.write_text("last week's export\n")
+    out.chmod(0o644)
+    with AgentMemory(f"sqlite:///{tmp_path / 'a.db'}", embeddings=hash_embeddings) as mem:
+        _fill(mem)
+        mem.export_namespace("alice", out)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert "last week" not in out.read_text()
+
+
 def test_round_trip_sqlite_postgres_sqlite(
     tmp_path: Path, pg_url: str, hash_embeddings: HashEmbeddings
 ) -> None:
