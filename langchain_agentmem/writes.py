@@ -39,6 +39,10 @@ class MemoryWrites(MemoryCore):
         ops = list(self.policy.decide(candidate, view.state(self.policy, candidate)))
         return with_offered_expiry(ops, candidate)
 
+    def _decide_put(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
+        ops = list(self.policy.decide_put(candidate, view.state(self.policy, candidate)))
+        return with_offered_expiry(ops, candidate)
+
     def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
         """Let the policy decide each candidate (one namespace) in one transaction."""
         # Per-item work that needs no state, before the namespace is locked.
@@ -186,12 +190,12 @@ class MemoryWrites(MemoryCore):
 
     def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
         """Write each candidate by id (one namespace) in one transaction: an existing id is
-        updated, a new one offered to the policy."""
+        updated, a new one added, the policy deciding what else goes to make room."""
 
         def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
             def upsert(view: NamespaceView, lookup: Lookup) -> Sequence[MemoryOp]:
                 if not lookup.exists(c.id):
-                    return self._decide(c, view)
+                    return self._decide_put(c, view)
                 return [upsert_op(c)]
 
             return upsert
@@ -216,7 +220,8 @@ class MemoryWrites(MemoryCore):
         """Write a record by id, whether or not it exists: one atomic step.
 
         An existing record of ``namespace`` is updated in place (text, metadata and expiry
-        replaced); a new id is offered to the policy like :meth:`add`. The check and the
+        replaced); a new id is added, and the policy may forget other records to make room
+        (it neither declines the record nor folds it into another one). The check and the
         write happen under the namespace's writer lock, so concurrent puts of one id never
         fail: the last one wins, in every process.
 
@@ -232,7 +237,7 @@ class MemoryWrites(MemoryCore):
                 the memory's model, normalised here).
 
         Returns:
-            The ops applied (UPDATE, or the policy's ops for a new id).
+            The ops applied (UPDATE; for a new id its ADD, after the DELETEs that made room).
         """
         item = make_candidate(
             self.limits,

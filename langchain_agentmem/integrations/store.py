@@ -19,9 +19,10 @@ How LangGraph items map onto memory records:
 
 Writes by key are atomic: the existence check and the write happen inside the namespace's
 locked transaction, so concurrent puts of one key never fail (the last one wins) and
-deleting a missing key is not an error. New keys are offered through the memory's policy,
-like every write: a capacity-bound policy may forget old items, and every decision lands
-in the audit log. A policy that declines an item (NOOP) leaves the key absent.
+deleting a missing key is not an error. A put always lands under its key, and no other key
+changes with it: the memory's policy sees each new key and may forget other items to make
+room (capacity), but neither declines the item nor folds it into another key; every
+decision lands in the audit log.
 
 TTL (LangGraph's ``ttl`` config, ``ttl=`` minutes per put, ``refresh_ttl`` on reads) uses
 the memory's record expiry: expired items are invisible to every read at once and swept

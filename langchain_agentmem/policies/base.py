@@ -30,6 +30,22 @@ class MemoryPolicy(abc.ABC):
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         """Return the ops for ``candidate`` given ``state``."""
 
+    def decide_put(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        """Return the ops for a write by id of a new ``candidate``: it is always added.
+
+        A write by id names where the item lands, so the policy may forget other records
+        to make room but neither decline the item (NOOP) nor fold it into another record
+        (UPDATE). This keeps :meth:`decide`'s DELETEs and its ADD of the candidate, and adds
+        the candidate where :meth:`decide` did not.
+        """
+        ops = self.decide(candidate, state)
+        kept = [op for op in ops if op.kind is OpKind.DELETE or _adds(op, candidate)]
+        if any(_adds(op, candidate) for op in kept):
+            return kept
+        declined = "; ".join(op.reason for op in ops if op.kind is not OpKind.DELETE)
+        reason = f"{declined}; not applied: a write by id is added under its id"
+        return [*kept, self.add_op(candidate, reason.lstrip("; "))]
+
     def prepare(self, candidate: Candidate) -> None:
         """Do the candidate's own work (features of its text) ahead of :meth:`decide`.
 
@@ -71,6 +87,10 @@ class MemoryPolicy(abc.ABC):
     def noop(self, candidate: Candidate, reason: str) -> MemoryOp:
         """A NOOP op: the candidate is not kept."""
         return MemoryOp(kind=OpKind.NOOP, reason=reason, text=candidate.text, policy=self.name)
+
+
+def _adds(op: MemoryOp, candidate: Candidate) -> bool:
+    return op.kind is OpKind.ADD and op.record_ids == (candidate.id,)
 
 
 def require_capacity(name: str, capacity: int | None) -> int:

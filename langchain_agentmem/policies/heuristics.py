@@ -17,7 +17,7 @@ import numpy.typing as npt
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
 from langchain_agentmem.policies.features import TEXTS, importance_score
-from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, RecordStat
+from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind, RecordStat
 
 T = TypeVar("T")
 
@@ -271,6 +271,26 @@ class PriorityPolicy(MemoryPolicy):
 
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
         return self.keep_or_skip(candidate, state, self.priority(candidate, state))
+
+    def decide_put(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        """As :meth:`MemoryPolicy.decide_put`; a full memory forgets its weakest records."""
+        assert self.capacity is not None
+        ops = super().decide_put(candidate, state)
+        overflow = _overflow(state, self.capacity)
+        if overflow == 0 or any(op.kind is OpKind.DELETE for op in ops):
+            return ops
+        # decide() declined the item, so it made no room: the weakest records go.
+        pri = self.stored_priorities(state)
+        order = np.argsort(pri, kind="stable")[:overflow].tolist()
+        victims = tuple(state.records[i].id for i in order)
+        cache = self.priorities.of(state.namespace)
+        for rid in victims:
+            cache.pop(rid, None)
+        reason = (
+            f"{self.name}: capacity {self.capacity} reached by a write by id; forget "
+            f"priority {float(pri[order[-1]]):.3f}"
+        )
+        return [self.delete_op(victims, reason), *ops]
 
 
 class ImportancePolicy(PriorityPolicy):

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.base import GetOp, PutOp, SearchOp
@@ -225,6 +226,60 @@ def test_bad_input_is_refused_before_anything_changes(memory: AgentMemory) -> No
         store.batch([PutOp(("t",), "other", {"v": 1}), PutOp(("t",), "x", {"a": 1}, index=["a["])])
     assert store.get(("t",), "keep").value == {"v": 1}  # type: ignore[union-attr]
     assert store.get(("t",), "other") is None  # the whole batch was refused
+
+
+def test_a_put_lands_under_its_key_whatever_the_policy_decides(
+    store_url: str, embeddings: Embeddings
+) -> None:
+    """A restatement (novelty would UPDATE its neighbour) and a copy (NOOP) still land."""
+    meat = "Alice is vegetarian and never eats meat."
+    restated = "Alice eats no meat because she is vegetarian."  # cosine 0.906 with MiniLM
+    with AgentMemory(store_url, embeddings=embeddings, policy="novelty", capacity=100) as mem:
+        store = AgentMemoryStore(mem, fields=["content"])
+        ns = ("memories", "alice")
+        store.put(ns, "a", {"content": meat})
+        assert store.put(ns, "b", {"content": restated}) is None
+        store.batch([PutOp(ns, "c", {"content": meat})])
+        assert {k: store.get(ns, k).value["content"] for k in "abc"} == {  # type: ignore[union-attr]
+            "a": meat,
+            "b": restated,
+            "c": meat,
+        }
+        name = store.memory_namespace(ns)
+        assert mem.get("a", namespace=name).text == meat
+        log = mem.decisions(name)
+        assert [d.kind for d in log] == [OpKind.ADD] * 3
+        assert "restates a" in log[1].reason and "copy of a" in log[2].reason
+        assert all("a write by id is added under its id" in d.reason for d in log[1:])
+        hits = store.search(ns, query="vegetarian", limit=3)
+        assert sorted(h.key for h in hits) == ["a", "b", "c"]
+
+        # The same holds for every write by id: AgentMemory.put and the vector store.
+        (op,) = mem.put("d", restated, namespace="alice-too")
+        assert op.kind is OpKind.ADD
+        vectors = AgentMemoryVectorStore(mem, namespace="alice-too")
+        assert vectors.add_texts([meat, restated], ids=["e", "f"]) == ["e", "f"]
+        assert [d.page_content for d in vectors.get_by_ids(["d", "e", "f"])] == [
+            restated,
+            meat,
+            restated,
+        ]
+
+
+def test_a_put_into_a_full_memory_forgets_another_key(store_url: str) -> None:
+    with AgentMemory(store_url, embeddings=EMB, policy="importance", capacity=2) as mem:
+        store = AgentMemoryStore(mem)
+        ns = ("memories", "alice")
+        store.put(ns, "trip", {"content": "Alice flew to Paris on 3 May 2021 with Bob."})
+        store.put(ns, "job", {"content": "Alice joined Airbus in Toulouse in 2019."})
+        store.put(ns, "ok", {"content": "ok"})  # scores below both: decide() skips it
+        assert store.get(ns, "ok").value == {"content": "ok"}  # type: ignore[union-attr]
+        name = store.memory_namespace(ns)
+        assert len(mem.records(name)) == 2
+        deleted, added = mem.decisions(name)[-2:]
+        assert deleted.kind is OpKind.DELETE and "reached by a write by id" in deleted.reason
+        assert added.kind is OpKind.ADD and added.record_ids == ("ok",)
+        assert "skipped; not applied" in added.reason
 
 
 # -- isolation -------------------------------------------------------------------------------
