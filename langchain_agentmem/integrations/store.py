@@ -77,7 +77,12 @@ from langchain_agentmem.integrations.graph import check_memory
 from langchain_agentmem.items import to_record
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord, Vector
-from langchain_agentmem.validation import STORE_MARK, StoreNamespace, check_name
+from langchain_agentmem.validation import (
+    MAX_NAME_LENGTH,
+    STORE_MARK,
+    StoreNamespace,
+    check_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +160,25 @@ def _compare(value: Any, wanted: Any) -> bool:
             _compare(value.get(k), v) for k, v in wanted.items()
         )
     return bool(value == wanted)
+
+
+_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+def _check_filter(wanted: Any, path: str) -> None:
+    """Refuse an unknown ``$`` operator anywhere in a search filter, before any item is read."""
+    if not isinstance(wanted, Mapping):
+        return
+    if any(str(k).startswith("$") for k in wanted):
+        for op in wanted:
+            if op not in _OPERATORS:
+                raise InvalidInputError(
+                    f"unsupported filter operator {op!r} in {path}; use "
+                    f"{', '.join(_OPERATORS[:-1])} or {_OPERATORS[-1]}"
+                )
+        return
+    for key, value in wanted.items():
+        _check_filter(value, f"{path}[{key!r}]")
 
 
 def _operator(value: Any, op: str, arg: Any) -> bool:
@@ -378,6 +402,32 @@ class AgentMemoryStore(BaseStore):
         labels = "/".join(quote(label, safe="") for label in namespace)
         return StoreNamespace(self._head + labels)
 
+    def _checked_namespace(
+        self, namespace: tuple[str, ...], *, what: str = "namespace"
+    ) -> StoreNamespace:
+        """:meth:`memory_namespace`, refused when its labels are not valid Unicode or are
+        too long once percent-encoded (the form that is stored, and that the limit bounds)."""
+        for label in namespace:
+            try:
+                label.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    f"{what} label {label!r:.60} is not valid Unicode (a lone surrogate); remove it"
+                ) from None
+        name = self.memory_namespace(namespace)
+        if len(name) > MAX_NAME_LENGTH:
+            room = MAX_NAME_LENGTH - len(self._head)
+            raise InvalidInputError(
+                f"{what} {tuple(namespace)!r:.80} is too long for this store: its labels, "
+                f"{sum(map(len, namespace))} characters, take {len(name) - len(self._head)} "
+                f"percent-encoded and joined by '/' as they are stored, and the store allows "
+                f"{room} ({MAX_NAME_LENGTH} less {len(self._head)} for its prefix "
+                f"{self.prefix!r}); letters, digits and '-._~' take 1 character each, every "
+                "other character 3 per UTF-8 byte (9 for most Chinese characters): shorten "
+                "the labels"
+            )
+        return name
+
     def store_namespace(self, memory_namespace: str) -> tuple[str, ...] | None:
         """The store namespace of a memory namespace (``None``: not this store's, or not
         spelled canonically)."""
@@ -467,6 +517,7 @@ class AgentMemoryStore(BaseStore):
     def _check_put(self, op: PutOp) -> None:
         if not op.namespace:
             raise InvalidInputError("namespace is empty; pass a tuple such as ('memories', 'u1')")
+        self._checked_namespace(tuple(op.namespace))
         check_name(op.key, what="key")
         if op.value is None:
             return
@@ -475,6 +526,8 @@ class AgentMemoryStore(BaseStore):
                 f"a store value must be a dict, got {type(op.value).__name__}; wrap it as "
                 "{'value': ...}"
             )
+        if op.index not in (None, False):
+            check_fields(op.index, what="index")
         self._ttl_minutes(op)
 
     def _puts(self, puts: list[PutOp]) -> list[tuple[PutOp, list[str], list[str]]]:
@@ -592,10 +645,6 @@ class AgentMemoryStore(BaseStore):
         return best
 
     def _search(self, op: SearchOp, query: Vector | None) -> list[SearchItem]:
-        if op.limit < 1 or op.offset < 0:
-            raise InvalidInputError(
-                f"limit must be >= 1 and offset >= 0, got limit={op.limit}, offset={op.offset}"
-            )
         Scored = tuple[float | None, Item, StoreNamespace, MemoryRecord]
         need = op.offset + op.limit
         scored: list[Scored] = []
@@ -660,8 +709,8 @@ class AgentMemoryStore(BaseStore):
         return sorted(names)[op.offset : op.offset + op.limit]
 
     # -- batches ---------------------------------------------------------------------------
-    @staticmethod
-    def _check_ops(ops: list[Op]) -> None:
+    def _check_ops(self, ops: list[Op]) -> None:
+        """Refuse a batch holding any bad op, before anything is read or written."""
         for op in ops:
             if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
                 raise InvalidTypeError(
@@ -669,6 +718,26 @@ class AgentMemoryStore(BaseStore):
                     "ListNamespacesOp"
                 )
             _validate_labels(op)
+            if isinstance(op, PutOp):
+                self._check_put(op)
+            elif isinstance(op, GetOp):
+                self._checked_namespace(tuple(op.namespace))
+                check_name(op.key, what="key")
+            elif isinstance(op, SearchOp):
+                self._checked_namespace(tuple(op.namespace_prefix), what="namespace_prefix")
+                if op.limit < 1 or op.offset < 0:
+                    raise InvalidInputError(
+                        f"limit must be >= 1 and offset >= 0, got limit={op.limit}, "
+                        f"offset={op.offset}"
+                    )
+                for key, wanted in (op.filter or {}).items():
+                    _check_filter(wanted, f"filter[{key!r}]")
+            else:
+                for condition in op.match_conditions or ():
+                    if condition.match_type not in ("prefix", "suffix"):
+                        raise InvalidInputError(
+                            f"match_type must be 'prefix' or 'suffix', got {condition.match_type!r}"
+                        )
 
     @staticmethod
     def _last_puts(ops: list[Op]) -> list[PutOp]:
@@ -695,10 +764,8 @@ class AgentMemoryStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ops: reads first (in order, on the state before the batch), then the puts."""
         ops = list(ops)
-        self._check_ops(ops)
+        self._check_ops(ops)  # bad input is refused before anything is read or written
         puts = self._last_puts(ops)
-        for put in puts:  # refuse bad input before anything is read or written
-            self._check_put(put)
         queries = {
             q: np.asarray(embed_query(self.memory.embeddings, q), dtype=np.float32)
             for q in {op.query for op in ops if isinstance(op, SearchOp) and op.query}
@@ -713,8 +780,6 @@ class AgentMemoryStore(BaseStore):
         ops = list(ops)
         self._check_ops(ops)
         puts = self._last_puts(ops)
-        for put in puts:
-            self._check_put(put)
         queries = {}
         for q in {op.query for op in ops if isinstance(op, SearchOp) and op.query}:
             vector = await aembed_query(self.memory.embeddings, q)

@@ -32,7 +32,7 @@ from langchain.tools import ToolRuntime, tool
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.store.base import GetOp, PutOp, SearchOp
+from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, Op, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from langchain_agentmem import (
@@ -226,6 +226,49 @@ def test_bad_input_is_refused_before_anything_changes(memory: AgentMemory) -> No
         store.batch([PutOp(("t",), "other", {"v": 1}), PutOp(("t",), "x", {"a": 1}, index=["a["])])
     assert store.get(("t",), "keep").value == {"v": 1}  # type: ignore[union-attr]
     assert store.get(("t",), "other") is None  # the whole batch was refused
+
+
+LONG_LABEL = "用户" * 29
+"""58 characters, 522 percent-encoded: over the 508 a store namespace's labels may take."""
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        PutOp(("memories", LONG_LABEL), "k2", {"content": "second"}),
+        PutOp(("memories", LONG_LABEL), "k2", None),
+        PutOp(("memories", "a\ud800"), "k2", {"content": "second"}),
+        PutOp(("t",), "k2", {"content": "second"}, index=["a["]),
+        GetOp(("memories", LONG_LABEL), "k2"),
+        SearchOp(("memories", LONG_LABEL)),
+        SearchOp(("t",), limit=0),
+        SearchOp(("t",), filter={"n": {"$between": [1, 2]}}),
+        ListNamespacesOp(match_conditions=(MatchCondition("infix", ("t",)),)),  # type: ignore[arg-type]
+    ],
+    ids=lambda op: f"{type(op).__name__}",
+)
+async def test_a_batch_with_one_bad_op_changes_nothing(store: AgentMemoryStore, bad: Op) -> None:
+    good = PutOp(("memories", "alice"), "k1", {"content": "first"})
+    with pytest.raises(InvalidInputError):
+        store.batch([good, bad])
+    with pytest.raises(InvalidInputError):
+        await store.abatch([good, bad])
+    assert store.get(("memories", "alice"), "k1") is None
+    assert store.list_namespaces() == []
+
+
+def test_a_too_long_namespace_is_refused_in_the_callers_terms(store: AgentMemoryStore) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        store.put(("memories", LONG_LABEL), "k", {"content": "x"})
+    message = str(refused.value)
+    assert LONG_LABEL in message and "labels, 66 characters, take 531" in message
+    assert "allows 508 (512 less 4 for its prefix 'lg')" in message
+    assert "9 for most Chinese characters" in message
+    longest = ("memories", "用" * 55)  # 8 + 1 + 55 * 9 = 504 encoded
+    store.put(longest, "k", {"content": "x"})
+    assert store.get(longest, "k").value == {"content": "x"}  # type: ignore[union-attr]
+    with pytest.raises(InvalidInputError, match="take 513 percent-encoded"):
+        store.put(("memories", "用" * 56), "k", {"content": "x"})
 
 
 def test_a_put_lands_under_its_key_whatever_the_policy_decides(
