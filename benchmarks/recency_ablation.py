@@ -27,7 +27,7 @@ any wording, every question), the earlier release's ``newer_first`` (every prese
 question, no chains, relevance against the record passed over, similarity 0.6, relevance
 0.5), ``newer_first`` with worded changes only (``unmarked_standing=inf``), and the shipped
 ``newer_first`` of :mod:`langchain_agentmem.index.hybrid` over a grid of its standing for
-changes without a change word and its margin (defaults ``unmarked_standing=1.75``,
+changes without a change word and its margin (defaults ``unmarked_standing=1.5``,
 ``restatement_margin=0.15``). The defaults were chosen by one rule, on the first five sets:
 the least mean stale-above-current over them, with their mean current-first, current-in-
 top-5 and LoCoMo recall@1 and @10 not below the previous release's (worded changes only and

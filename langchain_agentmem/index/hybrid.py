@@ -106,7 +106,7 @@ class HybridConfig:
     newer_first: bool = True
     restatement_margin: float = 0.15
     restatement_relevance: float = 0.3
-    unmarked_standing: float = 1.75
+    unmarked_standing: float = 1.5
 
     def __post_init__(self) -> None:
         for name in (
