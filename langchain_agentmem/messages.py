@@ -6,7 +6,13 @@ import asyncio
 import json
 from collections.abc import Iterable, Sequence
 
-from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+from langchain_core.messages import (
+    BaseMessage,
+    BaseMessageChunk,
+    message_chunk_to_message,
+    message_to_dict,
+    messages_from_dict,
+)
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.sql import dump_json
@@ -14,8 +20,20 @@ from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.validation import check_k, check_name
 
 
+def plain_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with each chunk turned into its message (``AIMessageChunk`` into
+    ``AIMessage``, ...); anything else is left as it is.
+
+    Streaming (``RunnableWithMessageHistory.stream``) hands a history the reply as a
+    chunk, whose type (``"AIMessageChunk"``) names no role: stored as it came, it would be
+    neither remembered as the assistant's nor seen as what the next message replies to.
+    """
+    return [message_chunk_to_message(m) if isinstance(m, BaseMessageChunk) else m for m in messages]
+
+
 def serialise(messages: Sequence[BaseMessage]) -> list[str]:
-    """Messages as JSON payloads to store (each checked to be a ``BaseMessage``)."""
+    """Messages as JSON payloads to store (each checked to be a ``BaseMessage``; a chunk
+    is stored as its message)."""
     if isinstance(messages, BaseMessage):
         messages = [messages]
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
@@ -31,7 +49,7 @@ def serialise(messages: Sequence[BaseMessage]) -> list[str]:
                 f"{type(message).__name__}; wrap text in HumanMessage / AIMessage"
             )
         try:
-            payloads.append(dump_json(message_to_dict(message)))
+            payloads.append(dump_json(message_to_dict(message_chunk_to_message(message))))
         except (TypeError, ValueError) as exc:
             raise InvalidInputError(
                 f"message content is not JSON-serialisable ({exc}); store text or "
@@ -41,8 +59,9 @@ def serialise(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 def deserialise(payloads: Sequence[str]) -> list[BaseMessage]:
-    """The messages stored as ``payloads``."""
-    return messages_from_dict([json.loads(p) for p in payloads])
+    """The messages stored as ``payloads`` (a chunk stored by an earlier version is read
+    back as its message)."""
+    return plain_messages(messages_from_dict([json.loads(p) for p in payloads]))
 
 
 class MemoryMessages(MemoryCore):

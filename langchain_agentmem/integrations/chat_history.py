@@ -18,6 +18,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
@@ -31,6 +32,16 @@ stored with their role, so a prompt shows them as the assistant's, never as the 
 
 MESSAGE_TYPES = ("human", "ai", "system", "tool", "function", "chat")
 """``BaseMessage.type`` values a history can be asked to remember."""
+
+CHUNK_TYPES = {
+    "AIMessageChunk": "ai",
+    "HumanMessageChunk": "human",
+    "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool",
+    "FunctionMessageChunk": "function",
+    "ChatMessageChunk": "chat",
+}
+"""The type of each message chunk, and the message type it is stored and remembered as."""
 
 
 REPLY_LOOKBACK = 8
@@ -74,6 +85,11 @@ def check_roles(roles: object) -> tuple[str, ...]:
         )
     out = tuple(roles)
     for role in out:
+        if role in CHUNK_TYPES:
+            raise InvalidInputError(
+                f"remember_roles holds {role!r}, the type of a streamed chunk; pass "
+                f"{CHUNK_TYPES[role]!r} (a chunk is stored and remembered as its message)"
+            )
         if role not in MESSAGE_TYPES:
             raise InvalidInputError(
                 f"remember_roles holds {role!r}, which is not a message type; "
@@ -94,15 +110,16 @@ def check_positive_int(value: object, *, what: str, meaning: str) -> int:
 
 
 def as_message_list(messages: object) -> list[BaseMessage]:
-    """``messages`` as a list (one message alone is accepted); types are checked on write."""
+    """``messages`` as a list (one message alone is accepted), each chunk turned into its
+    message (a streamed reply comes as an ``AIMessageChunk``); types are checked on write."""
     if isinstance(messages, BaseMessage):
-        return [messages]
+        return plain_messages([messages])
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
         raise InvalidTypeError(
             f"messages must be a list of LangChain BaseMessage objects, got "
             f"{type(messages).__name__}; wrap text in HumanMessage / AIMessage"
         )
-    return list(messages)
+    return plain_messages(messages)
 
 
 class BufferChatMessageHistory(BaseChatMessageHistory):

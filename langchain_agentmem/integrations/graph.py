@@ -83,6 +83,7 @@ from langchain_agentmem.integrations.prompt import (
     shown_texts,
 )
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_name, check_namespace
 
@@ -264,8 +265,10 @@ def turn_items(
     and (when ``replies``) the text they reply to.
 
     The latest turn runs from the newest human message to the end. AI messages that only
-    call tools, tool results and messages without text are left out.
+    call tools, tool results and messages without text are left out. A message chunk
+    counts as its message (an ``AIMessageChunk`` is the assistant's).
     """
+    messages = plain_messages(messages)
     start = latest_human(messages)
     if start is None:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -10,10 +11,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    message_to_dict,
 )
 from langchain_core.messages.utils import count_tokens_approximately
 
@@ -329,6 +332,11 @@ async def test_remember_async_and_roles(memory: AgentMemory) -> None:
         ({"namespace": "u", "thread": None}, InvalidTypeError, "thread"),
         ({"namespace": "u", "thread": "t", "remember_roles": ["user"]}, InvalidInputError, "user"),
         ({"namespace": "u", "thread": "t", "remember_roles": 3}, InvalidTypeError, "int"),
+        (
+            {"namespace": "u", "thread": "t", "remember_roles": ["AIMessageChunk"]},
+            InvalidInputError,
+            "streamed chunk; pass 'ai'",
+        ),
     ],
 )
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -431,6 +439,16 @@ def test_unserialisable_content_rejected_nothing_lost(memory: AgentMemory) -> No
     with pytest.raises(AgentMemoryError, match="JSON"):
         history.add_messages([HumanMessage("fine"), bad])
     assert history.all_messages == conversation(1)
+
+
+def test_chunks_are_stored_and_read_as_their_messages(memory: AgentMemory) -> None:
+    memory.add_messages([HumanMessage("Hi"), AIMessageChunk("Hello!")], namespace="u", thread="t")
+    stored = memory.messages(namespace="u", thread="t")
+    assert [(type(m), m.type) for m in stored] == [(HumanMessage, "human"), (AIMessage, "ai")]
+    # A chunk an earlier version stored is read back as its message.
+    payload = json.dumps(message_to_dict(AIMessageChunk("Streamed.")))
+    memory.backend.append_messages("u", "old", [payload])
+    assert [m.type for m in memory.messages(namespace="u", thread="old")] == ["ai"]
 
 
 def test_single_message_and_namespaces_are_partitions(memory: AgentMemory) -> None:

@@ -10,7 +10,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -427,6 +433,26 @@ def test_policy_node_offers_text_not_tool_traffic(memory: AgentMemory) -> None:
         {"messages": tool_thread()[:7], "remembered": update["remembered"]}, cfg("alice", "tools")
     )
     assert len(memory.records("alice")) == 2
+
+
+def test_policy_node_remembers_a_streamed_chunk_as_the_assistants(memory: AgentMemory) -> None:
+    # A state key without langgraph's reducer keeps a streamed reply as a chunk.
+    messages = [
+        AIMessageChunk("Which city do you live in now?", id="a1"),
+        HumanMessage("I live in Lyon.", id="h1"),
+        AIMessageChunk("Lyon is lovely.", id="a2"),
+    ]
+    node = policy_node(memory, remember_roles=("human", "ai"))
+    node.invoke({"messages": messages}, cfg("alice", "t"))
+    assert {r.text: r.metadata for r in memory.records("alice")} == {
+        "I live in Lyon.": {
+            "role": "human",
+            "source": "graph",
+            "message_id": "h1",
+            "reply_to": "Which city do you live in now?",
+        },
+        "Lyon is lovely.": {"role": "ai", "source": "graph", "message_id": "a2"},
+    }
 
 
 # -- bad input -------------------------------------------------------------------------------

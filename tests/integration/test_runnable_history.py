@@ -155,3 +155,45 @@ def test_sessions_are_threads_and_survive_restart(
         assert "rabbits" in hits[0].text
     finally:
         second.close()
+
+
+def remembering(memory: AgentMemory) -> Callable[[str], BaseChatMessageHistory]:
+    return lambda sid: BufferChatMessageHistory(
+        memory, namespace="alice", thread=sid, remember=True, remember_roles=("human", "ai")
+    )
+
+
+STREAMED = ["Hello!", "I live in Lyon."]
+ASKED = "Which city do you live in now?"
+
+
+def check_streamed_turns(memory: AgentMemory) -> None:
+    stored = memory.messages(namespace="alice", thread="s1")
+    assert [m.type for m in stored] == ["human", "ai", "human", "ai"]
+    assert [type(m) for m in stored] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
+    records = {r.text: r.metadata for r in memory.records("alice")}
+    assert records[ASKED]["role"] == "ai"  # remembered, as the assistant's
+    assert records["Lyon is lovely."]["role"] == "ai"
+    assert records["I live in Lyon."]["role"] == "human"
+    assert records["I live in Lyon."]["reply_to"] == ASKED
+
+
+def test_streamed_replies_are_stored_and_remembered_as_the_assistants(
+    memory: AgentMemory,
+) -> None:
+    # .stream hands the history an AIMessageChunk; it must count as an "ai" message.
+    chain = with_history(RecordingChatModel.replying(ASKED, "Lyon is lovely."), remembering(memory))
+    for question in STREAMED:
+        chunks = list(chain.stream({"question": question}, config=session("s1")))
+        assert len(chunks) > 1
+    check_streamed_turns(memory)
+
+
+async def test_astreamed_replies_are_stored_and_remembered_as_the_assistants(
+    memory: AgentMemory,
+) -> None:
+    chain = with_history(RecordingChatModel.replying(ASKED, "Lyon is lovely."), remembering(memory))
+    for question in STREAMED:
+        chunks = [c async for c in chain.astream({"question": question}, config=session("s1"))]
+        assert len(chunks) > 1
+    check_streamed_turns(memory)
