@@ -126,7 +126,8 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         remember_roles: Message types offered (default: the user's words,
             ``("human",)``; add ``"ai"`` to keep answers, stored as the assistant's).
         formatter: Replaces the default :func:`format_memories` (a function of a list
-            of ``MemoryRecord`` returning a str).
+            of ``MemoryRecord`` returning a str), in the prompt and in what
+            ``search_memory`` returns (show each ``record.id`` there for ``forget_memory``).
         tools: Also give the agent ``search_memory`` / ``save_memory`` /
             ``forget_memory`` tools, to manage memory itself.
     """
@@ -157,7 +158,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         self.remember = bool(remember)
         self.remember_roles = check_roles(remember_roles)
         self.formatter = check_formatter(formatter)
-        self.tools = memory_tools(self.memory, user_key=self.user_key, k=self.k) if tools else []
+        self.tools = (
+            memory_tools(self.memory, user_key=self.user_key, k=self.k, formatter=self.formatter)
+            if tools
+            else []
+        )
 
     # -- who and where -----------------------------------------------------------------------
     def _namespace(self, runtime: Runtime[Any]) -> tuple[str, str | None]:

@@ -24,6 +24,13 @@ from langchain.tools import ToolRuntime, tool
 from langchain_core.tools import BaseTool
 
 from langchain_agentmem.integrations.graph import check_memory, run_thread, user_namespace
+from langchain_agentmem.integrations.prompt import (
+    SEARCH_HEADER,
+    MemoryFormatter,
+    check_formatter,
+    format_memories,
+    render,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
 from langchain_agentmem.validation import check_k, check_name
@@ -36,37 +43,53 @@ def _where(runtime: ToolRuntime[Any, Any], user_key: str) -> tuple[str, str | No
     )
 
 
-def _found(records: list[MemoryRecord]) -> str:
-    if not records:
-        return "No memories found."
-    return "\n".join(f"[{r.id}] {r.text}" for r in records)
+def found_text(records: list[MemoryRecord], formatter: MemoryFormatter | None = None) -> str:
+    """What ``search_memory`` returns: the records as one fenced block of dated,
+    attributed, quoted memories, each with its id (by ``formatter`` when given)."""
+    if formatter is None:
+        text = format_memories(records, SEARCH_HEADER, with_ids=True)
+    else:
+        text = render(records, formatter) if records else ""
+    return text or "No memories found."
 
 
 def _ops(ops: list[MemoryOp]) -> str:
     return "; ".join(f"{op.kind.value} {','.join(op.record_ids)}: {op.reason}" for op in ops)
 
 
-def memory_tools(memory: AgentMemory, *, user_key: str = "user_id", k: int = 4) -> list[BaseTool]:
+def memory_tools(
+    memory: AgentMemory,
+    *,
+    user_key: str = "user_id",
+    k: int = 4,
+    formatter: MemoryFormatter | None = None,
+) -> list[BaseTool]:
     """``search_memory``, ``save_memory`` and ``forget_memory`` tools over ``memory``.
 
-    Each has a sync and an async implementation.
+    Each has a sync and an async implementation. ``search_memory`` returns what it finds
+    as the prompt shows memories (:func:`format_memories`: fenced, dated, attributed,
+    quoted), each line starting with the record's id for ``forget_memory``.
 
     Args:
         memory: The store.
         user_key: The ``configurable`` (or context) key naming the user.
         k: Most memories ``search_memory`` returns.
+        formatter: Replaces :func:`format_memories` for ``search_memory`` (a function of
+            a list of ``MemoryRecord`` returning a str); show each ``record.id`` in it, or
+            the model has no id to pass to ``forget_memory``.
     """
     memory = check_memory(memory)
     user_key = check_name(user_key, what="user_key")
     k = check_k(k)
+    formatter = check_formatter(formatter)
 
     def search(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        return _found(memory.search(query, namespace=namespace, k=k))
+        return found_text(memory.search(query, namespace=namespace, k=k), formatter)
 
     async def asearch(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        return _found(await memory.asearch(query, namespace=namespace, k=k))
+        return found_text(await memory.asearch(query, namespace=namespace, k=k), formatter)
 
     def save(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, thread = _where(runtime, user_key)
@@ -82,7 +105,7 @@ def memory_tools(memory: AgentMemory, *, user_key: str = "user_id", k: int = 4) 
 
     def _forgot(memory_id: str, op: MemoryOp | None) -> str:
         if op is None:
-            return f"No memory {memory_id!r}; search first to get the id in brackets."
+            return f"No memory {memory_id!r}; search first to get the id shown with each memory."
         return _ops([op])
 
     # The check and the delete are one atomic step: two parallel calls on one id never
@@ -105,7 +128,8 @@ def memory_tools(memory: AgentMemory, *, user_key: str = "user_id", k: int = 4) 
     return [
         make(
             "search_memory",
-            "Search the user's long-term memory. Returns matching memories as '[id] text' lines.",
+            "Search the user's long-term memory. Returns the matching memories as quoted "
+            "data, one per line, each with its id, date and speaker.",
             search,
             asearch,
         ),
@@ -118,7 +142,8 @@ def memory_tools(memory: AgentMemory, *, user_key: str = "user_id", k: int = 4) 
         ),
         make(
             "forget_memory",
-            "Delete one memory of the user by its id (the id in brackets from search_memory).",
+            "Delete one memory of the user by its id (the id search_memory shows with it, "
+            "without the quotes).",
             forget,
             aforget,
         ),
