@@ -71,12 +71,12 @@ def check_optional_name(value: object, *, what: str) -> str | None:
     return None if value is None else check_name(value, what=what)
 
 
-def check_k(k: object) -> int:
-    """Validate the number of results to return."""
+def check_k(k: object, *, what: str = "k") -> int:
+    """Validate a number of results (``what``: the argument's name, for the error)."""
     if isinstance(k, bool) or not isinstance(k, int):
-        raise InvalidTypeError(f"k must be an int >= 1, got {type(k).__name__} {_short(k)}")
+        raise InvalidTypeError(f"{what} must be an int >= 1, got {type(k).__name__} {_short(k)}")
     if k < 1:
-        raise InvalidInputError(f"k must be >= 1, got {k}; ask for at least one result")
+        raise InvalidInputError(f"{what} must be >= 1, got {k}; ask for at least one result")
     return k
 
 

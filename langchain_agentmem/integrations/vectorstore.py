@@ -267,7 +267,7 @@ class AgentMemoryVectorStore(VectorStore):
         """``k`` documents near ``embedding`` that are also diverse among themselves."""
         _no_extra(kwargs, "max_marginal_relevance_search")
         k = check_k(k)
-        hits = self._hits(embedding, max(check_k(fetch_k), k))
+        hits = self._hits(embedding, max(check_k(fetch_k, what="fetch_k"), k))
         if not hits:
             return []
         vectors = [np.asarray(r.embedding, dtype=np.float32).tolist() for r in hits]

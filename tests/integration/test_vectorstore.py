@@ -196,8 +196,12 @@ def test_bad_input_is_rejected_and_nothing_is_lost(store: AgentMemoryVectorStore
         store.similarity_search(None)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="k must be >= 1"):
         store.similarity_search("Alice", k=0)
-    with pytest.raises(InvalidInputError, match="k must be >= 1"):
+    with pytest.raises(InvalidInputError, match=r"^k must be >= 1"):
         store.max_marginal_relevance_search("Alice", k=0)
+    with pytest.raises(InvalidInputError, match=r"^fetch_k must be >= 1, got 0"):
+        store.max_marginal_relevance_search("Alice", k=2, fetch_k=0)
+    with pytest.raises(InvalidTypeError, match=r"^fetch_k must be an int"):
+        store.max_marginal_relevance_search_by_vector([0.1] * 384, fetch_k="5")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="6 dimensions"):
         store.similarity_search_by_vector([0.1] * 6)
     with pytest.raises(InvalidInputError, match="unsupported arguments \\['filter'\\]"):
