@@ -125,7 +125,7 @@ def test_an_id_taken_from_an_expired_record_takes_its_vector_off_disk_at_once(
         found = _found_in_files(db_path, old_vector)
         assert not [name for name in found if not name.startswith(db_path.name)], found
         assert [h.text for h in mem.search("locker", namespace="u", k=1)] == [NEW_TEXT]
-        assert [(op.kind, op.reason) for op in ops][0] == (OpKind.DELETE, "expired")
+        assert (ops[0].kind, ops[0].reason) == (OpKind.DELETE, "expired")
     assert not _found_in_files(db_path, old_vector)
 
 
