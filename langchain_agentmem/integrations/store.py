@@ -393,7 +393,9 @@ class AgentMemoryStore(BaseStore):
                 if self.get(labels, key, refresh_ttl=False) is None:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        self._apply_puts([PutOp(labels, key, dict(value), index=None)])
+                        put = PutOp(labels, key, dict(value), index=None)
+                        self._check_put(put)
+                        self._apply_puts([put])
                 self.memory.delete(record.id, namespace=name, missing_ok=True)
 
     # -- the mapping -----------------------------------------------------------------------
@@ -531,9 +533,8 @@ class AgentMemoryStore(BaseStore):
         self._ttl_minutes(op)
 
     def _puts(self, puts: list[PutOp]) -> list[tuple[PutOp, list[str], list[str]]]:
+        """Each put (already checked) with the paths and texts it indexes."""
         planned = []
-        for op in puts:
-            self._check_put(op)
         for op in puts:
             paths, texts = ([], []) if op.value is None else self._texts(tuple(op.namespace), op)
             planned.append((op, paths, texts))

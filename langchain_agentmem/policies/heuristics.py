@@ -225,6 +225,25 @@ class PriorityPolicy(MemoryPolicy):
             pri[i] = self.stored_priority(records[i], state.namespace)
         return pri
 
+    def weakest(
+        self,
+        state: MemoryState,
+        count: int,
+        priorities: npt.NDArray[np.float64] | None = None,
+    ) -> tuple[tuple[str, ...], float]:
+        """Ids of the ``count`` lowest-priority records and the highest priority among them.
+
+        ``priorities`` (those of ``state.records``, in order) saves a pass when known.
+        """
+        pri = self.stored_priorities(state) if priorities is None else priorities
+        # Ties go to the oldest: records are listed oldest first; argmin and the stable
+        # sort return the first of equals.
+        if count == 1:
+            order = [int(np.argmin(pri))]
+        else:
+            order = np.argsort(pri, kind="stable")[:count].tolist()
+        return tuple(state.records[i].id for i in order), float(pri[order[-1]])
+
     def keep_or_skip(
         self,
         candidate: Candidate,
@@ -241,15 +260,7 @@ class PriorityPolicy(MemoryPolicy):
         cache = self.priorities.of(state.namespace)
         if overflow == 0:
             return [self.add_op(candidate, f"{self.name}: room left; priority {score:.3f}")]
-        pri = self.stored_priorities(state) if priorities is None else priorities
-        # Ties go to the oldest: records are listed oldest first; argmin and the stable
-        # sort return the first of equals.
-        if overflow == 1:
-            order = [int(np.argmin(pri))]
-        else:
-            order = np.argsort(pri, kind="stable")[:overflow].tolist()
-        victims = [state.records[i] for i in order]
-        weakest = float(pri[order[-1]])
+        victims, weakest = self.weakest(state, overflow, priorities)
         if score <= weakest:
             return [
                 self.noop(
@@ -257,11 +268,11 @@ class PriorityPolicy(MemoryPolicy):
                     f"{self.name}: priority {score:.3f} <= weakest kept {weakest:.3f}; skipped",
                 )
             ]
-        for v in victims:
-            cache.pop(v.id, None)
+        for rid in victims:
+            cache.pop(rid, None)
         return [
             self.delete_op(
-                tuple(v.id for v in victims),
+                victims,
                 f"{self.name}: capacity {self.capacity} reached; forget priority {weakest:.3f}",
             ),
             self.add_op(
@@ -280,15 +291,13 @@ class PriorityPolicy(MemoryPolicy):
         if overflow == 0 or any(op.kind is OpKind.DELETE for op in ops):
             return ops
         # decide() declined the item, so it made no room: the weakest records go.
-        pri = self.stored_priorities(state)
-        order = np.argsort(pri, kind="stable")[:overflow].tolist()
-        victims = tuple(state.records[i].id for i in order)
+        victims, weakest = self.weakest(state, overflow)
         cache = self.priorities.of(state.namespace)
         for rid in victims:
             cache.pop(rid, None)
         reason = (
             f"{self.name}: capacity {self.capacity} reached by a write by id; forget "
-            f"priority {float(pri[order[-1]]):.3f}"
+            f"priority {weakest:.3f}"
         )
         return [self.delete_op(victims, reason), *ops]
 
