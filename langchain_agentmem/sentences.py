@@ -19,6 +19,10 @@ _ABBREVIATION = re.compile(
 """A part that ends like this ("I saw Dr.") runs on into the next ("Moreau today.")."""
 MIN_WORDS = 2
 """Words a sentence needs to count ("Wow!" does not)."""
+MAX_SENTENCES = 32
+"""Sentences a record's vector reads at most. A longer text is read at this many, spread
+evenly from its first sentence to its last, so one write costs at most 33 embeddings however
+long the text (a conversation's turn has far fewer: 8 at most on LoCoMo)."""
 
 
 def strip_speaker(text: str) -> str:
@@ -43,10 +47,15 @@ def pieces(text: str) -> tuple[str, list[str]]:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` that count, each with the text's speaker label in front.
+    """The sentences of ``text`` that count, each with the text's speaker label in front;
+    :data:`MAX_SENTENCES` of them, evenly spread, when more count.
 
     Returns ``[]`` when fewer than two count: the whole text is then its only sentence.
     """
     head, parts = pieces(text)
     counted = [s for s in parts if len(s.split()) >= MIN_WORDS]
+    if len(counted) > MAX_SENTENCES:
+        last = len(counted) - 1
+        step = last / (MAX_SENTENCES - 1)
+        counted = [counted[round(i * step)] for i in range(MAX_SENTENCES)]
     return [head + s for s in counted] if len(counted) >= 2 else []

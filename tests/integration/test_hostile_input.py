@@ -25,6 +25,7 @@ from langchain_agentmem import (
     InvalidTypeError,
     SentenceTransformerEmbeddings,
 )
+from langchain_agentmem.sentences import MAX_SENTENCES
 from langchain_agentmem.validation import MAX_NAME_LENGTH, STORE_MARK, SURROGATE_PAIR
 from tests.stores import HashEmbeddings
 
@@ -342,11 +343,21 @@ def test_words_the_lexical_index_drops_still_search(mem: AgentMemory) -> None:
 
 @pytest.mark.slow
 def test_megabyte_text_with_the_real_model(
-    store_url: str, embeddings: SentenceTransformerEmbeddings
+    store_url: str, embeddings: SentenceTransformerEmbeddings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    huge = ("My name is Alice and I love chess. " * (MB // 35))[:MB]
+    # ~23,000 distinct sentences: the record's vector reads MAX_SENTENCES of them, not all.
+    huge = "".join(f"My name is Alice and game {i} was chess. " for i in range(MB // 30))[:MB]
+    sent: list[int] = []
+    embed_array = embeddings.embed_array
+
+    def counted(texts: list[str]) -> Any:
+        sent.append(len(texts))
+        return embed_array(texts)
+
+    monkeypatch.setattr(embeddings, "embed_array", counted)
     with AgentMemory(store_url, embeddings=embeddings) as mem:
         (op,) = mem.add(huge, namespace="alice")
+        assert sent == [1 + MAX_SENTENCES]
         mem.add("I live in Paris.", namespace="alice")
         assert mem.get(op.record_ids[0], namespace="alice").text == huge
         assert mem.search("What is my name?", namespace="alice", k=1)[0].id == op.record_ids[0]

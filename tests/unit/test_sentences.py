@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from langchain_agentmem.sentences import sentences, strip_speaker
+import itertools
+
+from langchain_agentmem.sentences import MAX_SENTENCES, sentences, strip_speaker
 
 
 def test_a_single_sentence_is_the_whole_text() -> None:
@@ -37,3 +39,17 @@ def test_each_sentence_keeps_the_speaker_label() -> None:
     ]
     assert strip_speaker(text).startswith("Hey Mel!")
     assert sentences("Caroline: I went to a support group.") == []
+
+
+def test_a_long_text_is_read_at_most_sentences_spread_from_first_to_last() -> None:
+    numbered = [f"Line {i} of the letter." for i in range(1000)]
+    picked = sentences("ana: " + " ".join(numbered))
+    assert len(picked) == MAX_SENTENCES
+    assert picked[0] == "ana: Line 0 of the letter."
+    assert picked[-1] == "ana: Line 999 of the letter."
+    order = [numbered.index(s.removeprefix("ana: ")) for s in picked]
+    assert order == sorted(set(order))  # in order, none twice
+    gaps = {b - a for a, b in itertools.pairwise(order)}
+    assert max(gaps) - min(gaps) <= 1  # evenly spread
+    exactly = [f"Line {i} of the letter." for i in range(MAX_SENTENCES)]
+    assert sentences(" ".join(exactly)) == exactly  # at the cap nothing is dropped
