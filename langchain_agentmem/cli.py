@@ -44,22 +44,17 @@ def _existing_store(url: str | None, command: str) -> str | None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from langchain_agentmem.errors import AgentMemoryError
     from langchain_agentmem.memory import AgentMemory
 
     problem = _existing_store(args.store, "export")
     if problem:
         print(problem, file=sys.stderr)
         return 1
-    try:
-        with AgentMemory(args.store, persist_indexes=False) as memory:
-            out = sys.stdout if args.out == "-" else args.out
-            summary = memory.export_namespace(
-                args.user, out, embeddings=args.embeddings, progress=sys.stderr.isatty()
-            )
-    except (AgentMemoryError, OSError) as exc:
-        print(f"agentmem export: {exc}", file=sys.stderr)
-        return 1
+    with AgentMemory(args.store, persist_indexes=False) as memory:
+        out = sys.stdout if args.out == "-" else args.out
+        summary = memory.export_namespace(
+            args.user, out, embeddings=args.embeddings, progress=sys.stderr.isatty()
+        )
     print(
         f"exported {summary.records} records and {summary.messages} messages of "
         f"{summary.namespace!r} to {args.out}",
@@ -69,18 +64,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from langchain_agentmem.errors import AgentMemoryError
     from langchain_agentmem.memory import AgentMemory
 
-    try:
-        with AgentMemory(args.store) as memory:
-            source = sys.stdin if args.input == "-" else args.input
-            summary = memory.import_namespace(
-                source, namespace=args.user, progress=sys.stderr.isatty()
-            )
-    except (AgentMemoryError, OSError) as exc:
-        print(f"agentmem import: {exc}", file=sys.stderr)
-        return 1
+    with AgentMemory(args.store) as memory:
+        source = sys.stdin if args.input == "-" else args.input
+        summary = memory.import_namespace(source, namespace=args.user, progress=sys.stderr.isatty())
     print(
         f"imported {summary.records} records ({summary.skipped} already there, "
         f"{summary.reembedded} re-embedded) and {summary.messages} messages into "
@@ -92,7 +80,6 @@ def _import(args: argparse.Namespace) -> int:
 
 def _forget(args: argparse.Namespace) -> int:
     from langchain_agentmem.backends.url import default_store_url, redact_url
-    from langchain_agentmem.errors import AgentMemoryError
     from langchain_agentmem.memory import AgentMemory
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
@@ -115,15 +102,11 @@ def _forget(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 1
-    try:
-        with AgentMemory(args.store) as memory:
-            erased = memory.delete_namespace(args.user)
-        from langchain_agentmem.chat import forget_chat_threads
+    from langchain_agentmem.chat import forget_chat_threads
 
-        chats = forget_chat_threads(erased.namespace)
-    except (AgentMemoryError, OSError, sqlite3.Error) as exc:
-        print(f"agentmem forget: {exc}", file=sys.stderr)
-        return 1
+    with AgentMemory(args.store) as memory:
+        erased = memory.delete_namespace(args.user)
+    chats = forget_chat_threads(erased.namespace)
     print(
         f"erased {erased.namespace!r} from {shown}: {erased.records} records, "
         f"{erased.messages} messages, {erased.decisions} audit entries, "
@@ -205,10 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``agentmem``."""
+    """Entry point of ``agentmem``: a problem it can name ends it with one line on stderr
+    (``agentmem COMMAND: ...``) and exit code 1, not a traceback."""
+    from langchain_agentmem.errors import AgentMemoryError
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except (AgentMemoryError, OSError, sqlite3.Error) as exc:
+        print(f"agentmem {args.command}: {exc}", file=sys.stderr)
+        return 1
     return code
 
 

@@ -11,7 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.backends.url import agentmem_home, redact_url
+from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
 from langchain_agentmem.integrations.prompt import recall, render, shown_texts
 from langchain_agentmem.memory import AgentMemory
@@ -77,16 +78,45 @@ def _turn(
         out.write(f"  memory: {op.kind.value} {','.join(op.record_ids)}{stored}  ({op.reason})\n")
 
 
+def _demo_file() -> Path:
+    """The demo's own store, started afresh on every run."""
+    return agentmem_home() / "demo.db"
+
+
+def _start(url: str, user: str) -> None:
+    """Empty the demo's own file; in any other store, refuse to mix the demo into a user's data.
+
+    Raises:
+        InvalidInputError: ``user`` already has records or messages in that store.
+    """
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :]).expanduser()
+        if path.resolve() == _demo_file().resolve():
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+            return
+    with AgentMemory(url, persist_indexes=False) as memory:
+        records, threads = len(memory.records(user)), memory.threads(user)
+    if records or threads:
+        raise InvalidInputError(
+            f"user {user!r} already has {records} records and {len(threads)} chat threads in "
+            f"{redact_url(url)}; the demo keeps what is stored and writes a user of its own: "
+            "pass --user with a name that store has nothing for, or leave --store out to use "
+            f"the demo's own file ({_demo_file()})"
+        )
+
+
 def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", k: int = 3) -> int:
-    """Run the scripted two-session demo; returns the exit code."""
+    """Run the scripted two-session demo; returns the exit code.
+
+    Raises:
+        InvalidInputError: ``store`` is another store in which ``user`` already has data.
+    """
     load_env()
     model = chat_model_from_env()
-    url = store or "sqlite:///" + str(agentmem_home() / "demo.db")
-    if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///") :])
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(path) + suffix).unlink(missing_ok=True)
-    out.write(f"store: {url}\n")
+    url = store or "sqlite:///" + str(_demo_file())
+    _start(url, user)
+    out.write(f"store: {redact_url(url)}\n")
     if model is None:
         out.write(
             "no model configured (set OPENAI_API_KEY or OPENAI_BASE_URL, e.g. in .env): "

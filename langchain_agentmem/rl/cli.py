@@ -29,7 +29,7 @@ def parse_budgets(raw: str) -> list[float]:
 def run_train(args: argparse.Namespace) -> int:
     """Train, validate on held-out conversations, write the policy and its learning curve."""
     from langchain_agentmem.rl.data import embed_conversations, load_locomo
-    from langchain_agentmem.rl.train import score_layers, train, write_result
+    from langchain_agentmem.rl.train import check_extra_share, score_layers, train, write_result
 
     budgets = parse_budgets(args.budget)
     if args.steps < 1:
@@ -39,6 +39,8 @@ def run_train(args: argparse.Namespace) -> int:
             "--extra-share is the share of training on --extra's conversations; pass --extra "
             "FILE too, or leave --extra-share out"
         )
+    if args.extra_share is not None:  # before anything is embedded
+        check_extra_share(args.extra_share)
     convs = [c for c in load_locomo(args.data) if c.questions]
     if not convs:
         raise InvalidInputError(f"{args.data!r} holds no conversation with answerable questions")

@@ -85,6 +85,16 @@ def ridge_fit(
     return np.asarray(np.linalg.solve(weighted @ design + penalty, weighted @ y), np.float64)
 
 
+def check_extra_share(share: float) -> float:
+    """``share`` if it is a share of the training steps strictly between 0 and 1."""
+    if not 0.0 < share < 1.0:
+        raise InvalidInputError(
+            f"extra_share must be in (0, 1) (share of training steps on extra "
+            f"conversations), got {share!r}; leave it unset to draw every conversation alike"
+        )
+    return share
+
+
 def extra_draw(
     main: Sequence[Prepared], extra: Sequence[Prepared], share: float | None
 ) -> list[float] | None:
@@ -95,11 +105,7 @@ def extra_draw(
     """
     if share is None or not extra:
         return None
-    if not 0.0 < share < 1.0:
-        raise InvalidInputError(
-            f"extra_share must be in (0, 1) (share of training steps on extra "
-            f"conversations), got {share!r}; leave it unset to draw every conversation alike"
-        )
+    check_extra_share(share)
     n_main = sum(p.n_turns for p in main)
     n_extra = sum(p.n_turns for p in extra)
     b = share * n_main / ((1.0 - share) * n_extra)

@@ -36,3 +36,35 @@ def test_demo_recalls_across_processes(tmp_path: Path) -> None:
     assert '] user: "Hi! My name is Xiaoming (小明) and I live in Lyon."' in session_two
     assert "recalled across sessions: yes" in out
     assert (tmp_path / "home" / "demo.db").exists()
+
+
+def test_demo_keeps_what_another_store_holds(
+    tmp_path: Path, embeddings: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_agentmem import AgentMemory
+    from langchain_agentmem.cli import main
+
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    with AgentMemory(url, embeddings=embeddings) as mem:  # type: ignore[arg-type]
+        mem.add("I live in Oslo.", namespace="demo-user")
+        mem.add("My sister is Kari.", namespace="alice")
+    assert main(["demo", "--store", url]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("agentmem demo: user 'demo-user' already has 1 records")
+    assert "--user" in line
+    with AgentMemory(url, embeddings=embeddings) as mem:  # type: ignore[arg-type]
+        assert [r.text for r in mem.records("demo-user")] == ["I live in Oslo."]
+        assert [r.text for r in mem.records("alice")] == ["My sister is Kari."]
+
+
+def test_a_problem_the_command_line_can_name_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_agentmem.cli import main
+
+    home = tmp_path / "not-a-folder"
+    home.write_text("")
+    monkeypatch.setenv("AGENTMEM_HOME", str(home))
+    assert main(["demo"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("agentmem demo: ") and "Not a directory" in line

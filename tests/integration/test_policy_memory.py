@@ -170,10 +170,15 @@ def test_agentmem_train_writes_a_policy_that_memory_can_use(
         for text in [*CHATTER, *FACTS]:
             mem.add(text, namespace="u")
         assert len(mem.records("u")) == 3
-    with pytest.raises(InvalidInputError, match="budget"):
-        main([*args, "--budget", "1.5"])
-    with pytest.raises(InvalidInputError, match="does not exist"):
-        main(["train", "--data", str(tmp_path / "none.json"), "--out", str(out)])
+    capsys.readouterr()
+
+    def refused(argv: list[str], says: str) -> None:  # one line on stderr, no traceback
+        assert main(argv) == 1
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith("agentmem train: ") and says in line
+
+    refused([*args, "--budget", "1.5"], "budget")
+    refused(["train", "--data", str(tmp_path / "none.json"), "--out", str(out)], "does not exist")
     # Synthetic fact-change conversations as extra training, written by the generator's CLI.
     from langchain_agentmem.rl import synthetic
 
@@ -187,9 +192,7 @@ def test_agentmem_train_writes_a_policy_that_memory_can_use(
     assert config["trained_on"] == ["s0", "facts-0-0", "facts-1-0"]
     assert config["extra_share"] == 0.3 and config["held_out"] == ["s1"]
     assert "extra ones left out" in config["selected_by"]
-    with pytest.raises(InvalidInputError, match="--extra FILE"):
-        main([*mix_args, "--extra-share", "0.3"])
-    with pytest.raises(InvalidInputError, match="extra_share must be in"):
-        main([*mix_args, "--extra", str(facts), "--extra-share", "1"])
-    with pytest.raises(InvalidInputError, match="in both --data and --extra"):
-        main([*mix_args, "--extra", str(data)])
+    capsys.readouterr()
+    refused([*mix_args, "--extra-share", "0.3"], "--extra FILE")
+    refused([*mix_args, "--extra", str(facts), "--extra-share", "1"], "extra_share must be in")
+    refused([*mix_args, "--extra", str(data)], "in both --data and --extra")
