@@ -24,6 +24,7 @@ import base64
 import binascii
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -103,9 +104,36 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, disable=not enabled, desc=desc, unit="line", file=sys.stderr)
 
 
+def _check_replaceable(path: str | os.PathLike[str]) -> None:
+    """Refuse to write over a file that holds something other than an earlier export (a
+    store, say): an export replaces only its own kind.
+
+    Raises:
+        InvalidInputError: ``path`` is a non-empty regular file that is not an export.
+    """
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(found.st_mode) or found.st_size == 0:
+        return
+    with open(path, "rb") as handle:
+        first = handle.readline(64 * 1024)
+    try:
+        header = json.loads(first)
+    except ValueError:  # UnicodeDecodeError is one
+        header = None
+    if not (isinstance(header, dict) and header.get("format") == FORMAT):
+        raise InvalidInputError(
+            f"{os.fspath(path)!r} exists and is not an agentmem export; an export only "
+            "replaces an earlier export: pass a new path (nothing was written)"
+        )
+
+
 @contextmanager
 def _open_out(out: Source) -> Iterator[IO[str]]:
     if isinstance(out, (str, os.PathLike)):
+        _check_replaceable(out)
         # Personal data: readable by its owner only, like the store itself.
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -134,7 +162,8 @@ def export_namespace(
         backend: The store to read.
         embedder: The model that made the store's embeddings (named in the header).
         namespace: The user to export.
-        out: A file path (created 0600) or an open text file.
+        out: A file path (created 0600; an existing file only if it is an earlier export)
+            or an open text file.
         embeddings: Also write each record's embedding.
         progress: Show a progress bar on stderr.
     """

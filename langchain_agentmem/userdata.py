@@ -66,7 +66,8 @@ class MemoryUserData(MemoryCore):
         """Write a user's records and chat messages to a JSON Lines file.
 
         The format (a versioned header, then one line per record and message) is described
-        in :mod:`langchain_agentmem.transfer`. A path is created readable by its owner only.
+        in :mod:`langchain_agentmem.transfer`. A path is created readable by its owner only;
+        a file already there is replaced only if it is an earlier export.
 
         Args:
             namespace: The user to export.

@@ -59,17 +59,39 @@ def _snapshot(mem: AgentMemory, namespace: str) -> tuple[object, ...]:
     return records, messages
 
 
-def test_an_export_over_an_older_file_is_owner_only_too(
+def test_an_export_over_an_older_export_is_owner_only_too(
     tmp_path: Path, hash_embeddings: HashEmbeddings
 ) -> None:
     out = tmp_path / "alice.jsonl"
-    out.write_text("last week's export\n")
-    out.chmod(0o644)
     with AgentMemory(f"sqlite:///{tmp_path / 'a.db'}", embeddings=hash_embeddings) as mem:
+        mem.add("Last week's fact.", namespace="alice")
+        mem.export_namespace("alice", out)
+        out.chmod(0o644)
+        mem.delete_namespace("alice")
         _fill(mem)
         mem.export_namespace("alice", out)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
-    assert "last week" not in out.read_text()
+    assert "Last week" not in out.read_text()
+
+
+def test_an_export_never_writes_over_other_files(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "memory.db"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my own notes\n")
+    with AgentMemory(f"sqlite:///{store}", embeddings=hash_embeddings) as mem:
+        _fill(mem)
+        for path in (store, notes):
+            with pytest.raises(InvalidInputError, match="is not an agentmem export"):
+                mem.export_namespace("alice", path)
+    assert notes.read_text() == "my own notes\n"
+    url = f"sqlite:///{store}"
+    assert main(["export", "--store", url, "--user", "alice", "--out", str(store)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("agentmem export: ") and "nothing was written" in line
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        assert len(mem.records("alice")) == 4  # the store is whole
 
 
 def test_round_trip_sqlite_postgres_sqlite(
