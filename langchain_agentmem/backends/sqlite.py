@@ -108,13 +108,22 @@ class SQLiteBackend(SQLBackend):
         self._conn = sqlite3.connect(
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
         )
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        self._conn.execute("PRAGMA secure_delete = ON")
-        if self.path != ":memory:":
-            _busy_retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"), timeout)
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._closed = False
-        self._migrate()
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._conn.execute("PRAGMA secure_delete = ON")
+            if self.path != ":memory:":
+                _busy_retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"), timeout)
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._closed = False
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            hint = (
+                ""
+                if isinstance(exc, sqlite3.OperationalError)  # locked, unreadable: say so as is
+                else "; pass the path of an agentmem store or of a new file (it was not changed)"
+            )
+            raise StoreError(f"cannot open SQLite store {self.path!r}: {exc}{hint}") from exc
 
     def schema_version(self) -> int:
         """The schema version the store is at."""

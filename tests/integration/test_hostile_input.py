@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from langchain_agentmem import (
     InvalidInputError,
     InvalidTypeError,
     SentenceTransformerEmbeddings,
+    StoreError,
 )
 from langchain_agentmem.sentences import MAX_SENTENCES
 from langchain_agentmem.validation import MAX_NAME_LENGTH, STORE_MARK, SURROGATE_PAIR
@@ -361,3 +363,12 @@ def test_megabyte_text_with_the_real_model(
         mem.add("I live in Paris.", namespace="alice")
         assert mem.get(op.record_ids[0], namespace="alice").text == huge
         assert mem.search("What is my name?", namespace="alice", k=1)[0].id == op.record_ids[0]
+
+
+def test_a_file_that_is_no_database_is_named_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"my notes, not a database\n")
+    with pytest.raises(StoreError, match=r"cannot open SQLite store '.*notes\.db': file is not"):
+        AgentMemory(f"sqlite:///{path}", embeddings=HashEmbeddings())
+    assert path.read_bytes() == b"my notes, not a database\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
