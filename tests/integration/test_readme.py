@@ -8,6 +8,7 @@ PostgreSQL address is pointed at the test server.
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 from typing import Any
@@ -64,3 +65,31 @@ def test_the_readme_examples_run_in_order(
     finally:
         for mem in opened:
             mem.close()
+
+
+def _options(parser: argparse.ArgumentParser, words: list[str]) -> set[str]:
+    """The option strings of the (sub)command that ``words`` name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and words:
+            return _options(action.choices[words[0]], words[1:])
+    return {s for action in parser._actions for s in action.option_strings}
+
+
+def test_every_agentmem_command_line_in_the_readme_names_real_options() -> None:
+    from langchain_agentmem.cli import build_parser
+
+    text = README.read_text(encoding="utf-8")
+    lines = re.findall(r"`(agentmem [^`]+)`", text)
+    lines += re.findall(r"^(agentmem .+)$", text, re.M)  # in shell blocks, comments included
+    parser = build_parser()
+    checked = 0
+    for line in lines:
+        words = [w for w in line.split() if re.fullmatch(r"[a-z-]+", w)][1:]
+        command = [w for w in words[:2] if not w.startswith("-")]
+        if command[1:] and command[0] != "bench":
+            command = command[:1]
+        options = _options(parser, command)
+        for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
+            assert flag in options, f"README: `{line}` uses {flag}, which agentmem {command} lacks"
+            checked += 1
+    assert len(lines) >= 10 and checked >= 15
