@@ -30,7 +30,7 @@ from langchain_agentmem.backends.url import agentmem_home
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id, user_threads_prefix
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.models import chat_model_from_env, load_env
+from langchain_agentmem.models import chat_model_from_env
 
 SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of this user."
 
@@ -256,7 +256,6 @@ def run_chat(
     remember_replies: bool = False,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status."""
-    load_env()
     llm = chat_model_from_env(max_retries=1)
     if llm is None:
         stderr.write(NO_MODEL)

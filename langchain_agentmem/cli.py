@@ -188,12 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``agentmem``: a problem it can name ends it with one line on stderr
+    """Entry point of ``agentmem``: every command reads ``.env`` (``AGENTMEM_HOME`` and the
+    model's settings) alike; a problem it can name ends it with one line on stderr
     (``agentmem COMMAND: ...``) and exit code 1, not a traceback."""
     from langchain_agentmem.errors import AgentMemoryError
+    from langchain_agentmem.models import load_env
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    load_env()  # so export / import / forget find the store chat and demo wrote to
     try:
         code: int = args.func(args)
     except (AgentMemoryError, OSError, sqlite3.Error) as exc:

@@ -112,7 +112,6 @@ def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", 
     Raises:
         InvalidInputError: ``store`` is another store in which ``user`` already has data.
     """
-    load_env()
     model = chat_model_from_env()
     url = store or "sqlite:///" + str(_demo_file())
     _start(url, user)

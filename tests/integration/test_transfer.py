@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -347,3 +348,36 @@ def test_progress_bar_on_request(
         dst.import_namespace(path, progress=True)
         err = capsys.readouterr().err
         assert "embed" in err and "import" in err
+
+
+def test_every_command_finds_the_store_that_dotenv_names(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    home = tmp_path / "home-from-dotenv"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text(f"AGENTMEM_HOME={home}\n")
+    with AgentMemory(f"sqlite:///{home / 'memory.db'}", embeddings=hash_embeddings) as mem:
+        mem.add("I live in Oslo.", namespace="alice")
+    env = {k: v for k, v in os.environ.items() if k != "AGENTMEM_HOME"}
+    env["HOME"] = str(tmp_path / "user")  # a command that missed .env finds no real store
+
+    def agentmem(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "langchain_agentmem.cli", *args],
+            cwd=work,  # as `agentmem chat` run here would: its .env says where the store is
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    exported = agentmem("export", "--user", "alice", "--out", "alice.jsonl")
+    assert exported.returncode == 0, exported.stderr
+    assert "Oslo" in (work / "alice.jsonl").read_text()
+    forgot = agentmem("forget", "--user", "alice", "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    assert "1 records" in forgot.stdout
+    with AgentMemory(f"sqlite:///{home / 'memory.db'}", embeddings=hash_embeddings) as mem:
+        assert mem.records("alice") == []
