@@ -196,8 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    load_env()  # so export / import / forget find the store chat and demo wrote to
     try:
+        load_env()  # so export / import / forget find the store chat and demo wrote to
         code: int = args.func(args)
     except (AgentMemoryError, OSError, sqlite3.Error) as exc:
         print(f"agentmem {args.command}: {exc}", file=sys.stderr)
