@@ -6,7 +6,6 @@ import argparse
 import sqlite3
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 
@@ -30,16 +29,11 @@ def _chat(args: argparse.Namespace) -> int:
 
 def _existing_store(url: str | None, command: str) -> str | None:
     """Refuse to create a SQLite file just to read or erase it; ``None`` when all is well."""
-    from langchain_agentmem.backends.url import default_store_url
+    from langchain_agentmem.backends.url import default_store_url, sqlite_file
 
-    url = default_store_url() if url is None else url
-    path = None
-    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
-        path = url[len("sqlite:///") :]
-    elif "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
-        path = url
-    if path is not None and not Path(path).expanduser().exists():
-        return f"agentmem {command}: no store at {path!r}; pass --store with the store's URL"
+    path = sqlite_file(default_store_url() if url is None else url)
+    if path is not None and not path.exists():
+        return f"agentmem {command}: no store at {str(path)!r}; pass --store with the store's URL"
     return None
 
 

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from langchain_agentmem.backends.url import agentmem_home, redact_url
+from langchain_agentmem.backends.url import agentmem_home, redact_url, sqlite_file
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
 from langchain_agentmem.integrations.prompt import recall, render, shown_texts
@@ -89,12 +89,11 @@ def _start(url: str, user: str) -> None:
     Raises:
         InvalidInputError: ``user`` already has records or messages in that store.
     """
-    if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///") :]).expanduser()
-        if path.resolve() == _demo_file().resolve():
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-            return
+    path = sqlite_file(url)
+    if path is not None and path.resolve() == _demo_file().resolve():
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        return
     with AgentMemory(url, persist_indexes=False) as memory:
         records, threads = len(memory.records(user)), memory.threads(user)
     if records or threads:

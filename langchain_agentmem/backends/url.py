@@ -68,6 +68,22 @@ def default_store_url() -> str:
     return "sqlite:///" + str(agentmem_home() / "memory.db")
 
 
+_IN_MEMORY = (":memory:", "sqlite://", "sqlite://:memory:", "sqlite:///:memory:")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite store URL names (``~`` expanded); ``None`` for an in-memory store,
+    ``"sqlite:///"`` alone and every other kind of store."""
+    if url in _IN_MEMORY:
+        return None
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///") :]
+        return Path(path).expanduser() if path else None
+    if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
+        return Path(url).expanduser()
+    return None
+
+
 def open_backend(url: str | os.PathLike[str] | None) -> Backend:
     """Open the store named by ``url``.
 
@@ -86,13 +102,13 @@ def open_backend(url: str | os.PathLike[str] | None) -> Backend:
         )
     from langchain_agentmem.backends.sqlite import SQLiteBackend
 
-    if url in (":memory:", "sqlite://", "sqlite://:memory:", "sqlite:///:memory:"):
+    if url in _IN_MEMORY:
         return SQLiteBackend(":memory:")
-    if url.startswith("sqlite:///"):
-        path = url[len("sqlite:///") :]
-        if not path:
-            raise UnknownStoreError(f"store url {url!r} names no file; use 'sqlite:///path/to.db'")
-        return SQLiteBackend(Path(path).expanduser())
+    if url == "sqlite:///":
+        raise UnknownStoreError(f"store url {url!r} names no file; use 'sqlite:///path/to.db'")
+    path = sqlite_file(url)
+    if path is not None:
+        return SQLiteBackend(path)
     if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         try:
             from langchain_agentmem.backends.postgres import PostgresBackend
@@ -100,8 +116,6 @@ def open_backend(url: str | os.PathLike[str] | None) -> Backend:
             raise UnknownStoreError(f"store url {redact_url(url)!r} needs psycopg: {exc}") from None
         backend: Backend = PostgresBackend(url)
         return backend
-    if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
-        return SQLiteBackend(Path(url).expanduser())
     raise UnknownStoreError(
         f"unknown store url {redact_url(url)!r}; use ':memory:', 'sqlite:///path/to/memory.db' or "
         "'postgresql://user@host/db'"
