@@ -20,7 +20,11 @@ share when its scores do not change). Rows differ only in the features:
   no arriving item has (a ceiling for revising a record's priority when its reply comes);
 - ``label: observations``: the same features as ``+ answers``, fitted to whether the
   annotators' per-session observations cite the turn (a denser label, 41% of the turns,
-  against 24% that are evidence); scored on the evidence as every row is.
+  against 24% that are evidence); scored on the evidence as every row is;
+- ``+ previous + opening bonus``: ``+ answers + previous turn``, plus a bonus added to the
+  score of a session's first turn, the bonus (of ``OPENING_BONUSES``) chosen inside each
+  training fold by an inner leave-one-out over its five conversations (nested: the held-out
+  conversation never picks it). The chosen bonuses are printed.
 
 Usage::
 
@@ -50,6 +54,7 @@ BUDGETS = (0.1, 0.25)
 CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
 ANSWERS = TEXT_FEATURES.index("answers")
 IMPORTANCE = TEXT_FEATURES.index("importance")
+OPENING_BONUSES = (0.0, 0.05, 0.1, 0.2)
 
 
 Features = Callable[[int], np.ndarray]
@@ -95,6 +100,46 @@ def turn_features(convs: list[Conversation]) -> tuple[list[np.ndarray], list[np.
         for c in convs
     ]
     return text, [np.vstack([np.zeros((1, t.shape[1])), t[:-1]]) for t in text]
+
+
+def kept_by(score: np.ndarray, budget: float) -> np.ndarray:
+    """The top ``budget`` share of turns by ``score``, in order."""
+    return np.sort(np.argsort(-score, kind="stable")[: capacity_for(budget, len(score))])
+
+
+def row(name: str, budget: float, s: dict[str, float]) -> str:
+    """One line of the table."""
+    cats = "".join(f"{s.get(f'recall@10/cat{k + 1}', 0.0):>12.3f}" for k in range(4))
+    return f"{name:<32}{budget:>7g}{s['recall@10']:>7.3f}{s['retained']:>9.3f}{cats}"
+
+
+def opening_bonus_fold(
+    convs: list[Conversation],
+    features: Features,
+    labels: list[np.ndarray],
+    opens: list[np.ndarray],
+    held: int,
+    budget: float,
+) -> tuple[np.ndarray, float]:
+    """Scores of conversation ``held`` with the opening bonus chosen on the others (nested)."""
+    rest = [j for j in range(len(convs)) if j != held]
+
+    def fitted(train: list[int], target: int, bonus: float) -> np.ndarray:
+        coef = ridge_fit(
+            np.vstack([features(j) for j in train]), np.concatenate([labels[j] for j in train])
+        )
+        score: np.ndarray = with_intercept(features(target)) @ coef + bonus * opens[target]
+        return score
+
+    inner: dict[float, float] = {}
+    for bonus in OPENING_BONUSES:
+        found: list[tuple[int, float, float]] = []
+        for j in rest:
+            score = fitted([r for r in rest if r != j], j, bonus)
+            found.extend(per_question(convs[j], kept_by(score, budget), 10))
+        inner[bonus] = summarise(found, 10)["recall@10"]
+    best = max(OPENING_BONUSES, key=lambda b: (inner[b], -b))
+    return fitted(rest, held, best), best
 
 
 def main() -> None:
@@ -146,6 +191,10 @@ def main() -> None:
         head,
         "-" * len(head),
     ]
+    opens = [p[:, 0] for p in place]
+    with_previous = rows["+ answers + previous turn"][0]
+    assert with_previous is not None
+    chosen: list[str] = []
     for name, (features, alpha, target) in rows.items():
         for budget in BUDGETS:
             found: list[tuple[int, float, float]] = []
@@ -160,13 +209,24 @@ def main() -> None:
                         alpha=alpha,
                     )
                     score = with_intercept(features(i)) @ coef
-                cap = capacity_for(budget, len(conv.turns))
-                kept = np.sort(np.argsort(-score, kind="stable")[:cap])
-                found.extend(per_question(conv, kept, 10))
-            s = summarise(found, 10)
-            cats = "".join(f"{s.get(f'recall@10/cat{k + 1}', 0.0):>12.3f}" for k in range(4))
-            lines.append(f"{name:<32}{budget:>7g}{s['recall@10']:>7.3f}{s['retained']:>9.3f}{cats}")
+                found.extend(per_question(conv, kept_by(score, budget), 10))
+            lines.append(row(name, budget, summarise(found, 10)))
             print(lines[-1], flush=True)
+    name = "+ previous + opening bonus"
+    for budget in BUDGETS:
+        found = []
+        bonuses = []
+        for i, conv in enumerate(convs):
+            score, bonus = opening_bonus_fold(convs, with_previous, labels, opens, i, budget)
+            bonuses.append(bonus)
+            found.extend(per_question(conv, kept_by(score, budget), 10))
+        lines.append(row(name, budget, summarise(found, 10)))
+        print(lines[-1], flush=True)
+        chosen.append(f"{budget:g}: " + " ".join(f"{b:g}" for b in bonuses))
+    lines.append(
+        "\nopening bonus chosen in each fold (budget: per held-out conversation): "
+        + "; ".join(chosen)
+    )
     lines.append(f"\nran in {time.perf_counter() - started:.0f} s")
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
