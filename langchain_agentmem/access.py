@@ -38,6 +38,10 @@ class MemoryCore:
         with self._cache.lock(namespace):
             view = self._cache.view(namespace)
             now = time.time()
+            stored = self.backend.next_expiry(namespace)
+            if stored is not None and (view.next_expiry is None or stored < view.next_expiry):
+                # Another writer moved an expiry earlier (set_expiry logs no change).
+                view.next_expiry = stored
             if not view.due(now):
                 return view
             self._sweep(namespace)

@@ -188,6 +188,14 @@ class Backend(abc.ABC):
         """Move the expiry of live records (a refreshed TTL); not a memory op."""
 
     @abc.abstractmethod
+    def next_expiry(self, namespace: str) -> float | None:
+        """The earliest expiry among a namespace's stored records (``None``: none expire).
+
+        Read on every use of a cached view: :meth:`set_expiry` writes no change, so this is
+        how a process learns that another one moved an expiry earlier.
+        """
+
+    @abc.abstractmethod
     def expiring_namespaces(self, now: float) -> list[str]:
         """Namespaces holding records expired at ``now``."""
 

@@ -401,6 +401,14 @@ class SQLBackend(Backend):
                     (at, namespace, *chunk, now),
                 )
 
+    def next_expiry(self, namespace: str) -> float | None:
+        row = self._fetchone(
+            "SELECT MIN(expires_at) FROM agentmem_records "
+            "WHERE namespace = ? AND expires_at IS NOT NULL",
+            (namespace,),
+        )
+        return None if row is None or row[0] is None else float(row[0])
+
     def expiring_namespaces(self, now: float) -> list[str]:
         rows = self._fetchall(
             "SELECT DISTINCT namespace FROM agentmem_records WHERE expires_at <= ? ORDER BY 1",

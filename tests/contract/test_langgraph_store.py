@@ -525,6 +525,30 @@ def test_expiry_moved_by_another_writer_is_seen(shared_store_url: str, clock: Cl
         assert [d.kind for d in reader.decisions("u")] == [OpKind.ADD]
 
 
+def test_expiry_moved_earlier_by_another_writer_hides_the_record(
+    shared_store_url: str, clock: Clock
+) -> None:
+    """``set_expiry`` logs no change: the reader must still see the sooner expiry."""
+    with (
+        AgentMemory(shared_store_url, embeddings=EMB) as reader,
+        AgentMemory(shared_store_url, embeddings=EMB) as writer,
+    ):
+        reader.add("A note kept for good.", namespace="u", record_id="none")
+        reader.add("A note kept for a day.", namespace="u", record_id="day", ttl=86400)
+        reader.add("A note that stays.", namespace="u", record_id="stays")
+        assert len(reader.search("note", namespace="u", k=5)) == 3  # cached with expiries
+        writer.set_expiry(["none", "day"], namespace="u", ttl=60)
+        clock.advance(30)
+        assert len(reader.search("note", namespace="u", k=5)) == 3
+        clock.advance(60)
+        assert [r.id for r in reader.search("note", namespace="u", k=5)] == ["stays"]
+        writer.set_expiry(["stays"], namespace="u", ttl=1)
+        clock.advance(2)
+        assert reader.search("note", namespace="u", k=5) == []
+        swept = [d for d in reader.decisions("u") if d.kind is OpKind.DELETE]
+        assert sorted(i for d in swept for i in d.record_ids) == ["day", "none", "stays"]
+
+
 def test_export_and_import_keep_expiry(memory: AgentMemory, clock: Clock, tmp_path: Path) -> None:
     memory.add("Back in an hour.", namespace="u", record_id="hour", ttl=3600)
     memory.add("Back in a minute.", namespace="u", record_id="minute", ttl=60)
