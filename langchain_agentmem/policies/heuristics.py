@@ -188,7 +188,10 @@ class PriorityPolicy(MemoryPolicy):
 
     def __init__(self, capacity: int | None = None, *, max_namespaces: int = 1024) -> None:
         super().__init__(require_capacity(self.name, capacity))
-        self.priorities: PerNamespace[dict[str, float]] = PerNamespace(dict, max_namespaces)
+        self.priorities: PerNamespace[dict[str, tuple[datetime, float]]] = PerNamespace(
+            dict, max_namespaces
+        )
+        """Per namespace, each record's priority with the ``updated_at`` it was read at."""
 
     def prepare(self, candidate: Candidate) -> None:
         TEXTS.get(candidate.text, candidate.metadata)
@@ -202,12 +205,14 @@ class PriorityPolicy(MemoryPolicy):
         return importance(text, metadata)
 
     def stored_priority(self, record: RecordStat, namespace: str) -> float:
-        """Priority of a stored record of ``namespace`` (cached)."""
+        """Priority of a stored record of ``namespace`` (cached until the record changes)."""
         cache = self.priorities.of(namespace)
         cached = cache.get(record.id)
-        if cached is None:
-            cached = cache[record.id] = self.record_priority(record.text, record.metadata)
-        return cached
+        if cached is not None and cached[0] == record.updated_at:
+            return cached[1]
+        priority = self.record_priority(record.text, record.metadata)
+        cache[record.id] = (record.updated_at, priority)
+        return priority
 
     def stored_priorities(self, state: MemoryState) -> npt.NDArray[np.float64]:
         """Priorities of ``state.records``, in order (one pass over the cache)."""
@@ -218,8 +223,11 @@ class PriorityPolicy(MemoryPolicy):
             for key in [k for k in cache if k not in live]:
                 del cache[key]
         get = cache.get
+        nan = (None, math.nan)
         pri = np.fromiter(
-            (get(r.id, math.nan) for r in records), dtype=np.float64, count=len(records)
+            (c[1] if (c := get(r.id, nan))[0] == r.updated_at else math.nan for r in records),
+            dtype=np.float64,
+            count=len(records),
         )
         for i in np.flatnonzero(np.isnan(pri)).tolist():
             pri[i] = self.stored_priority(records[i], state.namespace)

@@ -86,6 +86,36 @@ def test_forgetting_curve_forgets_the_stale_unrecalled(tmp_path: Path, embedding
         assert {r.text for r in mem.records("u")} == {FACTS[0], FACTS[2]}
 
 
+@pytest.mark.parametrize("policy", ["importance", "learned"])
+@pytest.mark.parametrize("change", ["update", "put"])
+def test_an_updated_record_is_ranked_by_its_new_text(
+    tmp_path: Path, embeddings: object, policy: str, change: str
+) -> None:
+    """The process that updated a record ranks it as a restarted one does."""
+
+    def offer(restart: bool) -> tuple[list[tuple[OpKind, str]], list[str]]:
+        path = tmp_path / f"{restart}.db"
+        mem = open_memory(path, embeddings, policy, 2)
+        mem.add(FACTS[1], namespace="u", record_id="rec")
+        mem.add(FACTS[0], namespace="u")
+        ops = mem.add(CHATTER[0], namespace="u")  # a full memory ranks (caches) every record
+        assert [op.kind for op in ops] == [OpKind.NOOP]
+        if change == "update":
+            mem.update("rec", CHATTER[1], namespace="u")
+        else:
+            mem.put("rec", CHATTER[1], namespace="u")
+        if restart:
+            mem.close()
+            mem = open_memory(path, embeddings, policy, 2)
+        with mem:
+            ops = mem.add(FACTS[2], namespace="u")
+            return [(op.kind, op.reason) for op in ops], sorted(r.text for r in mem.records("u"))
+
+    same = offer(restart=False)
+    assert same == offer(restart=True)
+    assert same[1] == sorted([FACTS[0], FACTS[2]])  # "rec" now holds chatter: it goes
+
+
 def test_capacity_holds_across_a_restart(tmp_path: Path, embeddings: object) -> None:
     path = tmp_path / "m.db"
     with open_memory(path, embeddings, "learned", 2) as mem:
