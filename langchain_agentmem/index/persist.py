@@ -19,6 +19,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,8 @@ FORMAT = 2
 _KEY_FILE = "names.key"
 _LEGACY_NAME = re.compile(r"^[A-Za-z0-9_-]{0,40}-[0-9a-f]{16}\.(faiss|json)$")
 """Files named ``<namespace slug>-<digest>`` by earlier versions (they reveal the name)."""
+STALE_TEMP_S = 3600.0
+"""Age after which a temp file is a crashed save's leftover (removed on open)."""
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,14 @@ class IndexFiles:
         key = key_path.read_bytes()
         if len(key) < 16:
             raise OSError(f"index naming key {key_path} is damaged; delete it (indexes rebuild)")
+        now = time.time()
         for old in self.directory.iterdir():
             if _LEGACY_NAME.match(old.name):
                 old.unlink(missing_ok=True)
+            elif old.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - old.stat().st_mtime > STALE_TEMP_S:
+                        old.unlink()
         self._key = key
         return True
 
@@ -103,10 +111,14 @@ class IndexFiles:
         return paths is not None and any(path.exists() for path in paths)
 
     def remove(self, namespace: str) -> int:
-        """Delete the saved files of ``namespace``; returns how many there were."""
+        """Delete the saved files of ``namespace``, with any temp file of an unfinished
+        save (a crash's leftover); returns how many there were."""
         paths = self.paths(namespace)
+        if paths is None:
+            return 0
         removed = 0
-        for path in paths or ():
+        temps = self.directory.glob(f"{paths[0].stem}.*.tmp")
+        for path in [*paths, *temps]:
             try:
                 path.unlink()
             except FileNotFoundError:
@@ -160,7 +172,9 @@ class IndexFiles:
             "entries": int(index.faiss_index.ntotal),
             "approximate": index.approximate,
         }
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".faiss.tmp")
+        # Temp files carry the namespace's stem, so erasing it finds a crash's leftover.
+        prefix = f"{index_path.stem}."
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=prefix, suffix=".faiss.tmp")
         os.close(fd)
         try:
             faiss.write_index(index.faiss_index, tmp)
@@ -168,7 +182,7 @@ class IndexFiles:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".json.tmp")
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=prefix, suffix=".json.tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(meta, out)
         os.replace(tmp, meta_path)

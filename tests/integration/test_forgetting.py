@@ -6,8 +6,13 @@ saved index folder) for the deleted text and for the raw bytes of its embedding.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import stat
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +24,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_agentmem import AgentMemory, OpKind
 from langchain_agentmem.backends.sql import SQLTransaction
 from langchain_agentmem.index import dense as dense_module
+from langchain_agentmem.index import persist
 from tests.stores import PG_URL, HashEmbeddings
 
 SECRET = "My bank PIN is 4921 and my locker code is ZEBRA-7731."
@@ -392,6 +398,58 @@ def test_delete_namespace_leaves_nothing_in_the_files(
         assert not _found_in_files(db_path, needle)
     assert _found_in_files(db_path, OTHERS[2].encode())
     assert len(files_before - {p.name for p in index_dir.iterdir()}) == 2
+
+
+CRASHING_SAVE = """
+import os, signal, sys
+from langchain_agentmem import AgentMemory
+from langchain_agentmem.index import persist
+from tests.stores import HashEmbeddings
+
+memory = AgentMemory(sys.argv[1], embeddings=HashEmbeddings())
+memory.add(sys.argv[2], namespace="alice")
+# The process dies between writing a temp file and renaming it into place.
+persist.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+memory.close()
+"""
+
+
+def test_erasure_removes_what_a_crashed_save_left(
+    db_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    url = f"sqlite:///{db_path}"
+    done = subprocess.run(
+        [sys.executable, "-c", CRASHING_SAVE, url, SECRET],
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL
+    vector = np.asarray(hash_embeddings.embed_documents([SECRET])[0], dtype="<f4").tobytes()
+    index_dir = db_path.with_name(db_path.name + ".indexes")
+    assert [p.suffix for p in index_dir.iterdir() if p.name != "names.key"] == [".tmp"]
+    assert _found_in_files(db_path, vector)
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="bob")
+        assert mem.delete_namespace("alice").index_files == 1  # the leftover
+    assert not _found_in_files(db_path, vector)
+    assert not _found_in_files(db_path, SECRET.encode())
+    assert not list(index_dir.glob("*.tmp"))
+
+
+def test_old_temp_files_are_removed_on_open(db_path: Path, hash_embeddings: HashEmbeddings) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="bob")
+    index_dir = db_path.with_name(db_path.name + ".indexes")
+    old, new = index_dir / "x.faiss.tmp", index_dir / "y.json.tmp"
+    old.write_bytes(b"left by a crash")
+    new.write_bytes(b"a save under way")
+    hour_ago = time.time() - persist.STALE_TEMP_S - 60
+    os.utime(old, (hour_ago, hour_ago))
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        assert mem.search("cat", namespace="bob", k=1)[0].text == OTHERS[0]
+    assert not old.exists() and new.exists()
 
 
 @pytest.mark.postgres
