@@ -125,8 +125,9 @@ def test_an_id_taken_from_an_expired_record_takes_its_vector_off_disk_at_once(
     assert _found_in_files(db_path, old_vector)  # the test sees what it looks for
     time.sleep(max(0.0, (soon - datetime.now(timezone.utc)).total_seconds()) + 0.1)
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
-        mem.search("Lisbon", namespace="u")  # loads the saved index
-        ops = mem.add(NEW_TEXT, namespace="u", record_id="pin")  # the id, not yet swept
+        # Not read first (a read sweeps it): the add takes the id of the expired record
+        # in its own transaction, and loads the saved index that holds its vector.
+        ops = mem.add(NEW_TEXT, namespace="u", record_id="pin")
         # Before close(), as a process that dies would leave it: no saved index holds it.
         found = _found_in_files(db_path, old_vector)
         assert not [name for name in found if not name.startswith(db_path.name)], found
