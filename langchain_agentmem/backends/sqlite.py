@@ -218,16 +218,20 @@ def _busy_retry(step: Callable[[], object], timeout: float) -> None:
         pause = min(pause * 2, 0.1)
 
 
-def create_private(path: Path) -> None:
-    """Create the store file (0600) and any missing folders (0700) before SQLite opens it."""
+def private_folders(folder: Path) -> None:
+    """Create ``folder`` and any missing folder above it, each 0700."""
     missing = []
-    folder = path.parent
     while not folder.exists():
         missing.append(folder)
         folder = folder.parent
     for new in reversed(missing):
         with suppress(FileExistsError):
             new.mkdir(mode=0o700)
+
+
+def create_private(path: Path) -> None:
+    """Create the store file (0600) and any missing folders (0700) before SQLite opens it."""
+    private_folders(path.parent)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:

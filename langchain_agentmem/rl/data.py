@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,24 +169,35 @@ def _model_key(embeddings: Embeddings) -> str:
     return str(getattr(embeddings, "model_path", type(embeddings).__name__))
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_CACHE_FILE = re.compile(r"^emb-[0-9a-f]{16}-[0-9a-f]{16}\.npz$")
 
 
 def cache_name(sample_id: str, key: str) -> str:
-    """The cache file name of a conversation's vectors: a slug of ``sample_id``, a digest of
-    the raw id (so ids that slug alike never share a file) and ``key``.
+    """The cache file name of a conversation's vectors: digests of ``sample_id`` and of
+    ``key``'s inputs, so a name reveals neither the conversation nor its text."""
+    digest = hashlib.sha256(b"agentmem cache\0" + sample_id.encode("utf-8")).hexdigest()[:16]
+    return f"emb-{digest}-{key}.npz"
 
-    Raises:
-        InvalidInputError: ``sample_id`` has no letter or digit to name a file with.
-    """
-    slug = _UNSAFE.sub("_", sample_id).strip("._-")[:64]
-    if not slug:
-        raise InvalidInputError(
-            f"sample_id {sample_id!r} has no letter or digit to name its cache file; give "
-            "the conversation a sample_id with letters or digits, or embed with cache=False"
-        )
-    digest = hashlib.sha256(sample_id.encode("utf-8")).hexdigest()[:8]
-    return f"emb-{slug}-{digest}-{key}.npz"
+
+def _save_cached(file: Path, vectors: npt.NDArray[np.float32]) -> None:
+    """Write ``file`` atomically, owner-only (folders 0700, the file 0600); files named by
+    earlier versions (after the conversation's id) are removed."""
+    from langchain_agentmem.backends.sqlite import private_folders
+
+    folder = file.parent
+    private_folders(folder)
+    os.chmod(folder, 0o700)
+    for old in folder.glob("emb-*.npz"):
+        if not _CACHE_FILE.match(old.name):
+            old.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp.npz")  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as out:
+            np.savez(out, vectors=vectors)
+        os.replace(tmp, file)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _record_rule() -> bytes:
@@ -204,9 +216,6 @@ def embed_conversations(
 
     emb: Embeddings | None = embeddings
     rule = _record_rule()
-    if cache:  # every id names a file before anything is embedded
-        for conv in convs:
-            cache_name(conv.sample_id, "")
     for conv in convs:
         n = len(conv.turns)
         texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
@@ -234,10 +243,7 @@ def embed_conversations(
                 parts.append(embed_texts(emb, texts[n:]))
             vectors = np.vstack(parts) if parts else np.zeros((0, 0), np.float32)
             if file is not None:
-                file.parent.mkdir(parents=True, exist_ok=True)
-                tmp = file.with_suffix(".tmp.npz")
-                np.savez(tmp, vectors=vectors)
-                os.replace(tmp, file)
+                _save_cached(file, vectors)
         conv.turn_vectors = np.ascontiguousarray(vectors[:n])
         conv.question_vectors = np.ascontiguousarray(vectors[n:])
     return convs

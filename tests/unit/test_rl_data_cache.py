@@ -1,18 +1,19 @@
-"""Embedding cache files: named from a conversation's id, always inside the cache folder."""
+"""Embedding cache files: named by digests, owner-only, always inside the cache folder."""
 
 from __future__ import annotations
+
+import re
+import stat
 
 import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.rl.data import (
     Conversation,
     Question,
     Turn,
     cache_dir,
-    cache_name,
     embed_conversations,
 )
 
@@ -29,35 +30,38 @@ def _cached() -> list[str]:
     return sorted(str(p.relative_to(cache_dir())) for p in cache_dir().rglob("*") if p.is_file())
 
 
-@pytest.mark.parametrize(
-    ("sample_id", "slug"), [("../../etc/x", "etc_x"), ("x/../../../escaped", "x_.._.._.._escaped")]
-)
+@pytest.mark.parametrize("sample_id", ["../../etc/x", "x/../../../escaped", "", "/../"])
 def test_a_crafted_id_writes_inside_the_cache_folder(
-    sample_id: str, slug: str, embeddings: Embeddings
+    sample_id: str, embeddings: Embeddings
 ) -> None:
     above = cache_dir().parent.parent  # the test's own folder, holding $AGENTMEM_HOME
     [conv] = embed_conversations([_conv(sample_id)], embeddings)
     files = _cached()
-    assert len(files) == 1 and files[0].startswith(f"emb-{slug}-")
+    assert len(files) == 1 and re.fullmatch(r"emb-[0-9a-f]{16}-[0-9a-f]{16}\.npz", files[0])
     assert [p for p in above.rglob("*") if p.is_file() and cache_dir() not in p.parents] == []
     # Read back from the cache: the same vectors, no new file.
     [again] = embed_conversations([_conv(sample_id)], embeddings)
     assert np.array_equal(again.turn_vectors, conv.turn_vectors) and _cached() == files
 
 
-def test_ids_that_slug_alike_get_their_own_files(embeddings: Embeddings) -> None:
-    assert cache_name("a/b", "k") != cache_name("a?b", "k")
-    embed_conversations([_conv("a/b"), _conv("a?b"), _conv("a_b")], embeddings)
-    files = _cached()
-    assert len(files) == 3 and all(f.startswith("emb-a_b-") for f in files)
-
-
-@pytest.mark.parametrize("sample_id", ["", "...", "/../"])
-def test_an_id_with_nothing_to_name_a_file_is_a_clear_error(
-    sample_id: str, embeddings: Embeddings
+def test_cache_files_are_private_and_never_named_after_the_conversation(
+    embeddings: Embeddings,
 ) -> None:
-    with pytest.raises(InvalidInputError, match=r"sample_id .* no letter or digit.*cache=False"):
-        embed_conversations([_conv("fine"), _conv(sample_id)], embeddings)
-    assert not cache_dir().exists() or _cached() == []  # checked before anything is embedded
-    [conv] = embed_conversations([_conv(sample_id)], embeddings, cache=False)
-    assert conv.turn_vectors.shape[0] == 2
+    assert not cache_dir().parent.exists()  # $AGENTMEM_HOME is made here too
+    embed_conversations([_conv("alice@example.com"), _conv("a/b"), _conv("a?b")], embeddings)
+    files = _cached()
+    assert len(files) == 3  # ids that would slug alike still get a file each
+    assert not [f for f in files if "alice" in f or "example" in f or "a_b" in f]
+    for folder in (cache_dir(), cache_dir().parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {stat.S_IMODE((cache_dir() / f).stat().st_mode) for f in files} == {0o600}
+
+
+def test_files_named_by_earlier_versions_are_removed(embeddings: Embeddings) -> None:
+    cache_dir().mkdir(parents=True)
+    old = cache_dir() / "emb-alice_example.com-c97afd14-040851b0154a60e7.npz"
+    old.write_bytes(b"vectors of alice's conversation")
+    mine = cache_dir() / "notes.txt"
+    mine.write_text("not the cache's")
+    embed_conversations([_conv("bob")], embeddings)
+    assert not old.exists() and mine.exists() and len(_cached()) == 2
