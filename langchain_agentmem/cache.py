@@ -17,7 +17,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -94,6 +94,8 @@ class NamespaceCache:
         index_files: Where dense indexes are saved and loaded (``None``: never).
         max_records: Most records kept (a namespace larger than this alone is still kept
             while it is the one in use).
+        on_erased: Called with a namespace this process finds erased (by itself or by
+            another process), to drop what else it holds of it.
     """
 
     def __init__(
@@ -103,8 +105,10 @@ class NamespaceCache:
         hybrid: HybridConfig,
         index_files: IndexFiles | None,
         max_records: int = DEFAULT_CACHE_RECORDS,
+        on_erased: Callable[[str], None] | None = None,
     ) -> None:
         self.backend = backend
+        self.on_erased = on_erased
         self.hybrid = hybrid
         self.index_files = index_files
         self.max_records = check_cache_records(max_records)
@@ -164,6 +168,8 @@ class NamespaceCache:
                 self._views.move_to_end(namespace)
         if view is None or not self.catch_up(namespace, view):
             # Never cached, or erased by another process since: load it from the store.
+            if view is not None:
+                self._erased(namespace)
             view = self._open(namespace)
         view.flush()
         self.keep(namespace, view)
@@ -255,7 +261,12 @@ class NamespaceCache:
             OSError: a saved file could not be removed.
         """
         self.discard(namespace)
+        self._erased(namespace)
         return 0 if self.index_files is None else self.index_files.remove(namespace)
+
+    def _erased(self, namespace: str) -> None:
+        if self.on_erased is not None:
+            self.on_erased(namespace)
 
     def _open(self, namespace: str) -> NamespaceView:
         """Load a namespace from the store, reusing its saved dense index when it matches."""
@@ -320,6 +331,7 @@ class NamespaceCache:
                     self.save_view(namespace, view)
                 else:
                     self.discard(namespace)
+                    self._erased(namespace)
 
     def save_view(self, namespace: str, view: NamespaceView) -> None:
         """Write ``view``'s dense index if it changed since it was last saved."""

@@ -22,6 +22,7 @@ from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
 from langchain_agentmem.policies import MemoryPolicy, make_policy
+from langchain_agentmem.policies.features import TEXTS
 from langchain_agentmem.reads import MemoryReads
 from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (
@@ -109,8 +110,17 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         if persist_indexes and isinstance(path, str) and path != ":memory:":
             index_files = IndexFiles.beside(path)
         self._cache = NamespaceCache(
-            self.backend, hybrid=self.hybrid, index_files=index_files, max_records=cache_records
+            self.backend,
+            hybrid=self.hybrid,
+            index_files=index_files,
+            max_records=cache_records,
+            on_erased=self._forget_erased,
         )
+
+    def _forget_erased(self, namespace: str) -> None:
+        """Drop what this process holds of an erased namespace beyond its view."""
+        self.policy.forget_namespace(namespace)
+        TEXTS.clear()  # recent texts' features, the erased user's among them
 
     # -- lifecycle -------------------------------------------------------------------------
     @property

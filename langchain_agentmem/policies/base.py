@@ -46,6 +46,10 @@ class MemoryPolicy(abc.ABC):
         reason = f"{declined}; not applied: a write by id is added under its id"
         return [*kept, self.add_op(candidate, reason.lstrip("; "))]
 
+    def forget_namespace(self, namespace: str) -> None:
+        """Drop what the policy holds of an erased namespace (caches of its records)."""
+        return None
+
     def prepare(self, candidate: Candidate) -> None:
         """Do the candidate's own work (features of its text) ahead of :meth:`decide`.
 

@@ -214,6 +214,16 @@ class TextMemo:
                     self._chars -= len(gone)
         return found
 
+    def __contains__(self, text: object) -> bool:
+        with self._lock:
+            return any(key[0] == text for key in self._held)
+
+    def clear(self) -> None:
+        """Forget every text held."""
+        with self._lock:
+            self._held.clear()
+            self._chars = 0
+
 
 TEXTS = TextMemo()
 """The process's memo of text features (a pure function of the text: shared by all)."""

@@ -174,6 +174,11 @@ class PerNamespace(Generic[T]):
                 self._by_namespace.move_to_end(namespace)
             return found
 
+    def drop(self, namespace: str) -> None:
+        """Forget the object of ``namespace`` (a new one is made on its next use)."""
+        with self._lock:
+            self._by_namespace.pop(namespace, None)
+
 
 class PriorityPolicy(MemoryPolicy):
     """Keep the ``capacity`` items of highest priority; subclasses say what priority is.
@@ -195,6 +200,9 @@ class PriorityPolicy(MemoryPolicy):
 
     def prepare(self, candidate: Candidate) -> None:
         TEXTS.get(candidate.text, candidate.metadata)
+
+    def forget_namespace(self, namespace: str) -> None:
+        self.priorities.drop(namespace)
 
     def priority(self, candidate: Candidate, state: MemoryState) -> float:
         """The candidate's priority (higher is kept longer)."""

@@ -199,6 +199,10 @@ class LearnedPolicy(PriorityPolicy):
         self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
         self.words: PerNamespace[MemoryWords] = PerNamespace(MemoryWords)
 
+    def forget_namespace(self, namespace: str) -> None:
+        super().forget_namespace(namespace)
+        self.words.drop(namespace)
+
     def features(
         self,
         candidate: Candidate,

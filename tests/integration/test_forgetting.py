@@ -25,6 +25,7 @@ from langchain_agentmem import AgentMemory, OpKind
 from langchain_agentmem.backends.sql import SQLTransaction
 from langchain_agentmem.index import dense as dense_module
 from langchain_agentmem.index import persist
+from langchain_agentmem.policies.features import TEXTS
 from tests.stores import PG_URL, HashEmbeddings
 
 SECRET = "My bank PIN is 4921 and my locker code is ZEBRA-7731."
@@ -405,6 +406,7 @@ CRASHING_SAVE = """
 import os, signal, sys
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.index import persist
+from langchain_agentmem.policies.features import TEXTS
 from tests.stores import HashEmbeddings
 
 memory = AgentMemory(sys.argv[1], embeddings=HashEmbeddings())
@@ -451,6 +453,28 @@ def test_old_temp_files_are_removed_on_open(db_path: Path, hash_embeddings: Hash
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         assert mem.search("cat", namespace="bob", k=1)[0].text == OTHERS[0]
     assert not old.exists() and new.exists()
+
+
+@pytest.mark.parametrize("erased_by", ["this process", "another process"])
+def test_an_erased_users_texts_leave_the_processes_memos(
+    db_path: Path, hash_embeddings: HashEmbeddings, erased_by: str
+) -> None:
+    url = f"sqlite:///{db_path}"
+    with AgentMemory(url, embeddings=hash_embeddings, capacity=10) as mem:  # learned
+        _fill(mem, "alice", [SECRET, OTHERS[1]])  # the second add counts the first's words
+        _fill(mem, "bob", [OTHERS[0]])
+        assert SECRET in TEXTS and "locker" in mem.policy.words.of("alice").counts  # type: ignore[attr-defined]
+        if erased_by == "this process":
+            mem.delete_namespace("alice")
+        else:
+            with AgentMemory(url, embeddings=hash_embeddings) as other:
+                other.delete_namespace("alice")
+            assert mem.search("PIN", namespace="alice") == []  # finds alice erased
+        assert SECRET not in TEXTS
+        assert mem.policy.words.of("alice").counts == {}  # type: ignore[attr-defined]
+        assert mem.policy.priorities.of("alice") == {}  # type: ignore[attr-defined]
+        mem.add(OTHERS[2], namespace="bob")  # the others' go on as before
+        assert len(mem.records("bob")) == 2
 
 
 @pytest.mark.postgres
