@@ -18,11 +18,14 @@ Usage:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from langchain.tools import ToolRuntime, tool
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.graph import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.prompt import (
     SEARCH_HEADER,
@@ -51,6 +54,16 @@ def found_text(records: list[MemoryRecord], formatter: MemoryFormatter | None = 
     else:
         text = render(records, formatter) if records else ""
     return text or "No memories found."
+
+
+@contextmanager
+def models_arguments() -> Iterator[None]:
+    """A bad value the model passed goes back to it as the tool's answer (a
+    ``ToolException``, answered with ``status="error"``), not up through the run."""
+    try:
+        yield
+    except (InvalidInputError, InvalidTypeError) as exc:
+        raise ToolException(f"{exc}; nothing was changed") from None
 
 
 def _ops(ops: list[MemoryOp]) -> str:
@@ -85,22 +98,28 @@ def memory_tools(
 
     def search(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        return found_text(memory.search(query, namespace=namespace, k=k), formatter)
+        with models_arguments():
+            found = memory.search(query, namespace=namespace, k=k)
+        return found_text(found, formatter)
 
     async def asearch(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        return found_text(await memory.asearch(query, namespace=namespace, k=k), formatter)
+        with models_arguments():
+            found = await memory.asearch(query, namespace=namespace, k=k)
+        return found_text(found, formatter)
 
     def save(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, thread = _where(runtime, user_key)
-        ops = memory.add(text, namespace=namespace, thread=thread, metadata={"source": "tool"})
+        with models_arguments():
+            ops = memory.add(text, namespace=namespace, thread=thread, metadata={"source": "tool"})
         return _ops(ops)
 
     async def asave(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, thread = _where(runtime, user_key)
-        ops = await memory.aadd(
-            text, namespace=namespace, thread=thread, metadata={"source": "tool"}
-        )
+        with models_arguments():
+            ops = await memory.aadd(
+                text, namespace=namespace, thread=thread, metadata={"source": "tool"}
+            )
         return _ops(ops)
 
     def _forgot(memory_id: str, op: MemoryOp | None) -> str:
@@ -112,17 +131,21 @@ def memory_tools(
     # raise; the second finds it gone.
     def forget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        return _forgot(memory_id, memory.delete(memory_id, namespace=namespace, missing_ok=True))
+        with models_arguments():
+            op = memory.delete(memory_id, namespace=namespace, missing_ok=True)
+        return _forgot(memory_id, op)
 
     async def aforget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
-        op = await memory.adelete(memory_id, namespace=namespace, missing_ok=True)
+        with models_arguments():
+            op = await memory.adelete(memory_id, namespace=namespace, missing_ok=True)
         return _forgot(memory_id, op)
 
     def make(name: str, description: str, func: Any, coroutine: Any) -> BaseTool:
         func.__doc__ = coroutine.__doc__ = description
         made = tool(name, description=description)(func)
         made.coroutine = coroutine  # type: ignore[attr-defined]
+        made.handle_tool_error = True  # models_arguments: the message goes to the model
         return made
 
     return [

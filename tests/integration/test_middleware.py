@@ -231,6 +231,39 @@ async def test_memory_tools_async(memory: AgentMemory, server: ScriptedOpenAISer
         await agent.ainvoke(ask("Which sport?"), {"configurable": {}})
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "said"),
+    [
+        ("search_memory", {"query": "  "}, "query is empty"),
+        ("save_memory", {"text": ""}, "empty"),
+        ("forget_memory", {"memory_id": ""}, "empty"),
+        ("forget_memory", {"memory_id": "x" * 600}, "characters"),
+    ],
+)
+@pytest.mark.parametrize("run", ["invoke", "ainvoke"])
+async def test_a_bad_tool_argument_goes_back_to_the_model(
+    memory: AgentMemory,
+    server: ScriptedOpenAIServer,
+    name: str,
+    args: dict[str, str],
+    said: str,
+    run: str,
+) -> None:
+    memory.add("Alice is allergic to nuts.", namespace="alice")
+    agent = create_agent(openai(server), tools=memory_tools(memory))
+    server.add(tool_call(name, **args), "Sorry, let me try again.")
+    if run == "invoke":
+        out = agent.invoke(ask("Remember or forget something."), cfg("alice", "t1"))
+    else:
+        out = await agent.ainvoke(ask("Remember or forget something."), cfg("alice", "t1"))
+    assert out["messages"][-1].content == "Sorry, let me try again."  # the run went on
+    answer = out["messages"][-2]
+    assert answer.type == "tool" and answer.status == "error"
+    assert said in answer.content and "nothing was changed" in answer.content
+    assert server.requests[-1]["messages"][-1]["content"] == answer.content  # the model saw it
+    assert [r.text for r in memory.records("alice")] == ["Alice is allergic to nuts."]
+
+
 FOUND_LINE = re.compile(r'- \(id ("[^"]*")\) \[([^\]]+)\] ([^:]+): (".*")')
 """A memory line of search_memory's result: id, date, speaker, words (JSON strings)."""
 
