@@ -55,6 +55,8 @@ class MemoryReads(MemoryCore):
     ) -> list[MemoryRecord]:
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
+            if vector is not None:
+                view.check_query(vector, namespace)
             hits = view.search(query, vector, k, mode)
             rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
@@ -188,11 +190,7 @@ class MemoryReads(MemoryCore):
             view = self._live_view(namespace)
             if view.index is None:
                 return []
-            if view.index.dimensions != vector.shape[1]:
-                raise InvalidInputError(
-                    f"embedding has {vector.shape[1]} dimensions but namespace {namespace!r} "
-                    f"holds {view.index.dimensions}-dim vectors; embed with memory.embeddings"
-                )
+            view.check_query(vector, namespace)
             view.flush()
             hits = view.index.search(vector[0], k)
             rows = _rows(view, hits)

@@ -296,10 +296,21 @@ class NamespaceView:
         self.flush()
         if mode == "lexical":
             return self.lexical.search(query, k)
-        assert vector is not None  # embedded by the caller for this mode
+        assert vector is not None  # embedded (and checked) by the caller for this mode
         if mode == "dense":
             return self.index.search(vector, k)
         return self.hybrid(query, vector, k)
+
+    def check_query(self, vector: Vector, namespace: str) -> None:
+        """Refuse a query vector of other dimensions than the indexed ones (faiss would
+        read past it)."""
+        dims = int(vector.shape[-1])
+        if self.index is not None and self.index.dimensions != dims:
+            raise InvalidInputError(
+                f"the query's embedding has {dims} dimensions but namespace {namespace!r} holds "
+                f"{self.index.dimensions}-dim vectors; search with the embedding model that "
+                "wrote them (memory.embeddings), or open a new store"
+            )
 
     def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""

@@ -12,6 +12,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import HybridConfig
+from tests.stores import HashEmbeddings
 
 FACTS = [
     "My dog Biscuit is a golden retriever who loves the beach.",
@@ -259,3 +260,22 @@ def test_a_rare_word_finds_a_record_beyond_the_dense_candidates(
         assert target not in [h.text for h in dense]  # beyond the dense candidates ...
         hits = mem.search(query, namespace="u", k=5)
         assert hits[0].text == target  # ... yet BM25's own candidates bring it in
+
+
+def test_a_query_embedded_by_another_model_is_refused(tmp_path: Path) -> None:
+    """faiss would read past a shorter query vector: every mode that embeds refuses it."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:  # 384 dims
+        mem.add("Alice keeps bees in her garden.", namespace="alice")
+    with AgentMemory(url, embeddings=HashEmbeddings(64)) as other:
+        for mode in ("hybrid", "dense"):
+            with pytest.raises(InvalidInputError, match=r"64 dimensions .* 'alice' holds 384"):
+                other.search("bees", namespace="alice", mode=mode)
+            with pytest.raises(InvalidInputError, match="64 dimensions"):
+                asyncio.run(other.asearch("bees", namespace="alice", mode=mode))
+        with pytest.raises(InvalidInputError, match="64 dimensions"):
+            other.search_by_vector([0.1] * 64, namespace="alice")
+        assert [r.text for r in other.search("bees", namespace="alice", mode="lexical")] == [
+            "Alice keeps bees in her garden."
+        ]
+        assert other.search("bees", namespace="bob") == []  # an empty namespace: nothing
