@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -222,3 +223,16 @@ def check_namespace(value: object, *, what: str = "namespace") -> str:
             "AgentMemoryStore's items (\\x1f); pick a name without it"
         )
     return name
+
+
+def check_min_score(min_score: object) -> float | None:
+    """A score threshold: a finite number, or ``None`` for none."""
+    if min_score is None:
+        return None
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
+        raise InvalidTypeError(
+            f"min_score must be a number or None, got {type(min_score).__name__} {min_score!r}"
+        )
+    if not math.isfinite(min_score):
+        raise InvalidInputError(f"min_score must be finite, got {min_score!r}; or pass None")
+    return float(min_score)

@@ -34,7 +34,12 @@ from langchain_agentmem.integrations.prompt import (
 )
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
-from langchain_agentmem.validation import check_k, check_name, check_optional_name
+from langchain_agentmem.validation import (
+    check_k,
+    check_min_score,
+    check_name,
+    check_optional_name,
+)
 
 _CHAIN_ROLES = ("human", "ai")
 
@@ -144,12 +149,7 @@ class AgentMemoryRecall(BaseMemory):
             raise InvalidTypeError(
                 f"memory must be an AgentMemory, got {type(memory).__name__}; pass AgentMemory(url)"
             )
-        if min_score is not None and (
-            isinstance(min_score, bool) or not isinstance(min_score, (int, float))
-        ):
-            raise InvalidTypeError(
-                f"min_score must be a number or None, got {type(min_score).__name__}"
-            )
+        min_score = check_min_score(min_score)
         if history is not None and not isinstance(history, BaseChatMessageHistory):
             raise InvalidTypeError(
                 f"history must be a BaseChatMessageHistory, got {type(history).__name__}; "
@@ -166,7 +166,7 @@ class AgentMemoryRecall(BaseMemory):
             namespace=check_name(namespace, what="namespace"),
             thread=check_optional_name(thread, what="thread"),
             k=check_k(k),
-            min_score=None if min_score is None else float(min_score),
+            min_score=min_score,
             memory_key=check_name(memory_key, what="memory_key"),
             input_key=check_optional_name(input_key, what="input_key"),
             output_key=check_optional_name(output_key, what="output_key"),

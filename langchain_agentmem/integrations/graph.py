@@ -58,6 +58,7 @@ from langgraph.config import get_config
 from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_positive_int,
@@ -85,7 +86,7 @@ from langchain_agentmem.integrations.prompt import (
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_name, check_namespace
+from langchain_agentmem.validation import check_k, check_min_score, check_name, check_namespace
 
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
@@ -498,6 +499,8 @@ def recall_node(
     """
     memory = check_memory(memory)
     k = check_k(k)
+    min_score = check_min_score(min_score)
+    mode = check_mode(mode)
     user_key = _check_key(user_key, "user_key")
     messages_key = _check_key(messages_key, "messages_key")
     output_key = _check_key(output_key, "output_key")

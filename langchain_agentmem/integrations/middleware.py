@@ -37,6 +37,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
+from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_roles,
@@ -63,7 +64,7 @@ from langchain_agentmem.integrations.prompt import (
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_name
+from langchain_agentmem.validation import check_k, check_min_score, check_name
 
 
 class AgentMemoryState(AgentState[Any]):
@@ -151,8 +152,8 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         super().__init__()
         self.memory = check_memory(memory)
         self.k = check_k(k)
-        self.min_score = None if min_score is None else float(min_score)
-        self.mode = mode
+        self.min_score = check_min_score(min_score)
+        self.mode = check_mode(mode)
         self.user_key = check_name(user_key, what="user_key")
         self.header = header
         self.remember = bool(remember)

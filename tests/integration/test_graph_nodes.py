@@ -511,6 +511,13 @@ def test_bad_arguments(memory: AgentMemory) -> None:
         policy_node(memory, token_counter=3)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="remember_roles"):
         policy_node(memory, remember_roles=("robot",))
+    # Refused when the node is built, not at the first turn.
+    with pytest.raises(InvalidTypeError, match="min_score must be a number or None, got str"):
+        recall_node(memory, min_score="high")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="min_score must be finite"):
+        recall_node(memory, min_score=float("nan"))
+    with pytest.raises(InvalidInputError, match="unknown search mode 'semantic'"):
+        recall_node(memory, mode="semantic")
 
 
 def test_messages_state_works_too(memory: AgentMemory) -> None:

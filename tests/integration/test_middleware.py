@@ -173,6 +173,10 @@ def test_bad_arguments(memory: AgentMemory) -> None:
         AgentMemoryMiddleware(memory, k=0)
     with pytest.raises(InvalidInputError, match="remember_roles"):
         AgentMemoryMiddleware(memory, remember_roles=("robot",))
+    with pytest.raises(InvalidInputError, match="unknown search mode 'semantic'"):
+        AgentMemoryMiddleware(memory, mode="semantic")
+    with pytest.raises(InvalidTypeError, match="min_score must be a number or None, got str"):
+        AgentMemoryMiddleware(memory, min_score="0.5")  # type: ignore[arg-type]
 
 
 # -- tools, through the real ChatOpenAI and the local server ----------------------------------
