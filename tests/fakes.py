@@ -48,6 +48,10 @@ class RecordingChatModel(GenericFakeChatModel):
         self.prompts.append(list(messages))
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
+    def bind_tools(self, tools: Any, **kwargs: Any) -> RecordingChatModel:  # type: ignore[override]
+        """Tools change nothing: the scripted replies carry any tool calls."""
+        return self
+
     def prompt_text(self, index: int = -1) -> str:
         """The prompt number ``index`` as one string ("Human: ...", "AI: ...", ...)."""
         return get_buffer_string(self.prompts[index])

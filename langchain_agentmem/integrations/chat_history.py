@@ -48,12 +48,19 @@ REPLY_LOOKBACK = 8
 """Stored messages read before an append, to find what the first new message replies to."""
 
 
+def is_summary(message: BaseMessage) -> bool:
+    """Whether ``message`` is a summary a middleware put in place of earlier messages
+    (LangChain's ``SummarizationMiddleware`` marks it ``lc_source="summarization"``): a
+    model's words in a human message, never the user's."""
+    return message.additional_kwargs.get("lc_source") == "summarization"
+
+
 def replied_to(messages: Sequence[BaseMessage], i: int) -> str:
     """The text of the newest message before ``messages[i]`` from the other side of the
-    conversation (human for an AI message, AI for any other), or ``""``."""
+    conversation (human for an AI message, AI for any other; summaries skipped), or ``""``."""
     mine = messages[i].type
     for message in reversed(messages[:i]):
-        if message.type in ("human", "ai") and message.type != mine:
+        if message.type in ("human", "ai") and message.type != mine and not is_summary(message):
             text = str(message.text).strip()
             if text:
                 return text

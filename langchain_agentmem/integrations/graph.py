@@ -63,6 +63,7 @@ from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
     check_positive_int,
     check_roles,
+    is_summary,
     keeps_replies,
     remembered_metadata,
     replied_to,
@@ -218,9 +219,22 @@ def state_messages(state: object, key: str = "messages") -> list[BaseMessage]:
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> int | None:
-    """Index of the newest human message, or ``None``."""
+    """Index of the newest human message that is not a summary (:func:`is_summary`), or
+    ``None``."""
     for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
+        if isinstance(messages[i], HumanMessage) and not is_summary(messages[i]):
+            return i
+    return None
+
+
+def turn_start(messages: Sequence[BaseMessage]) -> int | None:
+    """Where the latest turn starts: its human message or, when a summary replaced it, the
+    newest summary; ``None`` when there is neither."""
+    start = latest_human(messages)
+    if start is not None:
+        return start
+    for i in range(len(messages) - 1, -1, -1):
+        if is_summary(messages[i]):
             return i
     return None
 
@@ -265,12 +279,12 @@ def turn_items(
     """The messages of the latest turn worth offering to long-term memory, with their text
     and (when ``replies``) the text they reply to.
 
-    The latest turn runs from the newest human message to the end. AI messages that only
-    call tools, tool results and messages without text are left out. A message chunk
+    The latest turn runs from :func:`turn_start` to the end. AI messages that only call
+    tools, tool results, summaries and messages without text are left out. A message chunk
     counts as its message (an ``AIMessageChunk`` is the assistant's).
     """
     messages = plain_messages(messages)
-    start = latest_human(messages)
+    start = turn_start(messages)
     if start is None:
         return []
     skipped = set(skip)
@@ -278,6 +292,8 @@ def turn_items(
     for i in range(start, len(messages)):
         message = messages[i]
         if message.type not in roles or (message.id is not None and message.id in skipped):
+            continue
+        if is_summary(message):
             continue
         text = message_text(message)
         if text:

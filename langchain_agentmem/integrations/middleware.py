@@ -46,10 +46,10 @@ from langchain_agentmem.integrations.chat_history import (
 from langchain_agentmem.integrations.graph import (
     TurnItem,
     check_memory,
-    latest_human,
     latest_query,
     run_thread,
     turn_items,
+    turn_start,
     user_namespace,
 )
 from langchain_agentmem.integrations.prompt import (
@@ -175,39 +175,71 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         return namespace, run_thread(config)
 
     # -- recall ----------------------------------------------------------------------------
+    def _said(self, state: AgentMemoryState) -> list[TurnItem]:
+        """The user's words that start the turn, offered before any middleware (a
+        summarizer, say) can take them out of the state."""
+        if not self.remember:
+            return []
+        items = self._items(state["messages"], state.get("agentmem_remembered") or ())
+        return [item for item in items if item.message.type == "human"]
+
+    def _started(
+        self, state: AgentMemoryState, found: list[str], said: list[TurnItem]
+    ) -> dict[str, Any]:
+        done = [*(state.get("agentmem_remembered") or ())]
+        done += [item.message.id for item in said if item.message.id is not None]
+        return {"agentmem_memories": found, "agentmem_remembered": done}
+
     def before_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
-        """Recall the memories relevant to the newest human message (their ids)."""
-        namespace, _ = self._namespace(runtime)
+        """Recall the memories relevant to the newest human message (their ids), then offer
+        that message to long-term memory."""
+        namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        if query is None:
-            return {"agentmem_memories": []}
-        found = recall(
-            self.memory,
-            query,
-            namespace=namespace,
-            k=self.k,
-            mode=self.mode,
-            min_score=self.min_score,
-            shown=shown_texts(state["messages"]),
-        )
-        return {"agentmem_memories": [r.id for r in found]}
+        found = []
+        if query is not None:
+            found = recall(
+                self.memory,
+                query,
+                namespace=namespace,
+                k=self.k,
+                mode=self.mode,
+                min_score=self.min_score,
+                shown=shown_texts(state["messages"]),
+            )
+        said = self._said(state)
+        if said:
+            self.memory.add_many(
+                [item.text for item in said],
+                namespace=namespace,
+                thread=thread,
+                metadatas=[item.metadata("agent") for item in said],
+            )
+        return self._started(state, [r.id for r in found], said)
 
     async def abefore_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Async :meth:`before_agent`."""
-        namespace, _ = self._namespace(runtime)
+        namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        if query is None:
-            return {"agentmem_memories": []}
-        found = await arecall(
-            self.memory,
-            query,
-            namespace=namespace,
-            k=self.k,
-            mode=self.mode,
-            min_score=self.min_score,
-            shown=shown_texts(state["messages"]),
-        )
-        return {"agentmem_memories": [r.id for r in found]}
+        found = []
+        if query is not None:
+            found = await arecall(
+                self.memory,
+                query,
+                namespace=namespace,
+                k=self.k,
+                mode=self.mode,
+                min_score=self.min_score,
+                shown=shown_texts(state["messages"]),
+            )
+        said = self._said(state)
+        if said:
+            await self.memory.aadd_many(
+                [item.text for item in said],
+                namespace=namespace,
+                thread=thread,
+                metadatas=[item.metadata("agent") for item in said],
+            )
+        return self._started(state, [r.id for r in found], said)
 
     @staticmethod
     def _ids(request: ModelRequest[Any]) -> list[str]:
@@ -254,15 +286,13 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         return await handler(self._request(request, await self._arecords(request)))
 
     # -- remember --------------------------------------------------------------------------
+    def _items(self, messages: list[Any], skip: Sequence[str]) -> list[TurnItem]:
+        return turn_items(messages, self.remember_roles, skip, replies=keeps_replies(self.memory))
+
     def _turn(self, state: AgentMemoryState) -> tuple[list[TurnItem], dict[str, Any]]:
         messages = state["messages"]
-        items = turn_items(
-            messages,
-            self.remember_roles,
-            state.get("agentmem_remembered") or (),
-            replies=keeps_replies(self.memory),
-        )
-        start = latest_human(messages)
+        items = self._items(messages, state.get("agentmem_remembered") or ())
+        start = turn_start(messages)
         done = [] if start is None else [m.id for m in messages[start:] if m.id is not None]
         return items, {"agentmem_remembered": done}
 

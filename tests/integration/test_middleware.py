@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -124,6 +126,47 @@ def test_user_from_the_run_context(memory: AgentMemory) -> None:
         )
     assert "I speak Welsh." not in {r.text for r in memory.records("maite")}
     assert memory.namespaces() == ["maite"]
+
+
+def test_a_summary_in_the_state_is_never_remembered_as_the_users_words(
+    memory: AgentMemory,
+) -> None:
+    """LangChain's SummarizationMiddleware cuts inside a tool loop: the turn's human message
+    leaves the state and a summary (a human message the model wrote) takes its place."""
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return f"result for {q}"
+
+    def call(i: int) -> AIMessage:
+        return AIMessage("", tool_calls=[{"name": "lookup", "args": {"q": f"x{i}"}, "id": f"c{i}"}])
+
+    summary = "The user asked for flights; lookups x1 and x2 were run."
+    agent = create_agent(
+        RecordingChatModel.replying(call(1), call(2), call(3), "Here are your flights."),
+        tools=[lookup],
+        middleware=[
+            AgentMemoryMiddleware(memory, remember_roles=("human", "ai")),
+            SummarizationMiddleware(
+                model=RecordingChatModel.replying(summary),
+                trigger=("messages", 5),
+                keep=("messages", 2),
+            ),
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    said = "I am vegetarian; find me flights to Oslo."
+    out = agent.invoke(ask(said), cfg("alice", "t1"))
+    assert any(summary in m.text for m in out["messages"])  # the summarizer did cut
+    assert not any(m.text == said for m in out["messages"])
+    kept = [(r.metadata["role"], r.text) for r in memory.records("alice")]
+    assert kept == [("human", said), ("ai", "Here are your flights.")]
+    out = agent.invoke(ask("And a hotel?"), cfg("alice", "t1"))  # nothing offered twice
+    assert [r.text for r in memory.records("alice")][2:] == [
+        "And a hotel?",
+        out["messages"][-1].text,
+    ]
 
 
 def test_missing_user_id(memory: AgentMemory) -> None:
