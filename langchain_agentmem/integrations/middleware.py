@@ -190,55 +190,46 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         done += [item.message.id for item in said if item.message.id is not None]
         return {"agentmem_memories": found, "agentmem_remembered": done}
 
+    def _recall_args(self, state: AgentMemoryState, namespace: str) -> dict[str, Any]:
+        return {
+            "namespace": namespace,
+            "k": self.k,
+            "mode": self.mode,
+            "min_score": self.min_score,
+            "shown": shown_texts(state["messages"]),
+        }
+
+    def _offer_args(
+        self, items: list[TurnItem], namespace: str, thread: str | None
+    ) -> dict[str, Any]:
+        return {
+            "texts": [item.text for item in items],
+            "namespace": namespace,
+            "thread": thread,
+            "metadatas": [item.metadata("agent") for item in items],
+        }
+
     def before_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Recall the memories relevant to the newest human message (their ids), then offer
         that message to long-term memory."""
         namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        found = []
-        if query is not None:
-            found = recall(
-                self.memory,
-                query,
-                namespace=namespace,
-                k=self.k,
-                mode=self.mode,
-                min_score=self.min_score,
-                shown=shown_texts(state["messages"]),
-            )
+        args = self._recall_args(state, namespace)
+        found = [] if query is None else recall(self.memory, query, **args)
         said = self._said(state)
         if said:
-            self.memory.add_many(
-                [item.text for item in said],
-                namespace=namespace,
-                thread=thread,
-                metadatas=[item.metadata("agent") for item in said],
-            )
+            self.memory.add_many(**self._offer_args(said, namespace, thread))
         return self._started(state, [r.id for r in found], said)
 
     async def abefore_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Async :meth:`before_agent`."""
         namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        found = []
-        if query is not None:
-            found = await arecall(
-                self.memory,
-                query,
-                namespace=namespace,
-                k=self.k,
-                mode=self.mode,
-                min_score=self.min_score,
-                shown=shown_texts(state["messages"]),
-            )
+        args = self._recall_args(state, namespace)
+        found = [] if query is None else await arecall(self.memory, query, **args)
         said = self._said(state)
         if said:
-            await self.memory.aadd_many(
-                [item.text for item in said],
-                namespace=namespace,
-                thread=thread,
-                metadatas=[item.metadata("agent") for item in said],
-            )
+            await self.memory.aadd_many(**self._offer_args(said, namespace, thread))
         return self._started(state, [r.id for r in found], said)
 
     @staticmethod
@@ -302,12 +293,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             return None
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
-        self.memory.add_many(
-            [item.text for item in items],
-            namespace=namespace,
-            thread=thread,
-            metadatas=[item.metadata("agent") for item in items],
-        )
+        self.memory.add_many(**self._offer_args(items, namespace, thread))
         return update
 
     async def aafter_agent(
@@ -318,12 +304,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             return None
         namespace, thread = self._namespace(runtime)
         items, update = self._turn(state)
-        await self.memory.aadd_many(
-            [item.text for item in items],
-            namespace=namespace,
-            thread=thread,
-            metadatas=[item.metadata("agent") for item in items],
-        )
+        await self.memory.aadd_many(**self._offer_args(items, namespace, thread))
         return update
 
     def __repr__(self) -> str:
