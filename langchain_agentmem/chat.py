@@ -4,8 +4,9 @@ The model is the user's OpenAI-compatible server (``OPENAI_BASE_URL``, ``OPENAI_
 ``OPENAI_MODEL``, read from the environment or ``.env``). Long-term memory lives in the
 store (default ``$AGENTMEM_HOME/memory.db``) and keeps the user's words (the model's
 replies too with ``--remember-replies``, as the assistant's); each thread's messages are
-checkpointed in ``$AGENTMEM_HOME/chat-checkpoints.db``, so a thread continues after a
-restart and a new thread of the same user recalls what earlier threads were told.
+checkpointed in a file of that store's (:func:`chat_checkpoints`), so a thread continues
+after a restart, a new thread of the same user recalls what earlier threads were told, and
+another store is another memory: neither its recall nor its conversations are shared.
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
 handled here: never sent to the model, never stored. A model error ends the chat with
@@ -15,18 +16,26 @@ one line saying what to do and a non-zero exit; Ctrl-C and end of input end it q
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import sqlite3
 import sys
 import threading
 from collections.abc import Callable
 from contextlib import closing
+from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
-from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.backends.url import (
+    agentmem_home,
+    default_store_url,
+    in_memory_url,
+    redact_url,
+    sqlite_file,
+)
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id, user_threads_prefix
 from langchain_agentmem.memory import AgentMemory
@@ -51,20 +60,48 @@ HELP = """Commands (handled here, never sent to the model or remembered):
   /quit         leave (so do Ctrl-D and Ctrl-C)"""
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
-"""The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps its LangGraph checkpoints."""
+"""The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps the default store's
+LangGraph checkpoints."""
+
+CHAT_CHECKPOINTS_DIR = "chat-checkpoints"
+"""The folder in ``$AGENTMEM_HOME`` with one checkpoint file per other store."""
 
 
-def forget_chat_threads(user: str) -> int:
-    """Erase ``user``'s ``agentmem chat`` threads from the checkpoint file.
+def chat_checkpoints(store: str | None) -> Path | None:
+    """The file where ``agentmem chat`` keeps the conversations of ``store``.
 
-    Their ids start with :func:`user_threads_prefix` (the name percent-encoded, then ``/``).
+    The default store's are in ``$AGENTMEM_HOME/chat-checkpoints.db``; any other store's in
+    ``$AGENTMEM_HOME/chat-checkpoints/<digest>.db``, the digest of its absolute file (SQLite)
+    or of its URL with the passwords masked, so another store never shares a conversation.
+
+    Returns:
+        The file, or ``None`` for an in-memory store (its conversations end with the process).
+    """
+    url = default_store_url() if store is None else store
+    if in_memory_url(url):
+        return None
+    home = agentmem_home()
+    path = sqlite_file(url)
+    default = sqlite_file(default_store_url())
+    if path is not None and default is not None and path.resolve() == default.resolve():
+        return home / CHAT_CHECKPOINTS
+    identity = f"sqlite:{path.resolve()}" if path is not None else redact_url(url)
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
+    return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
+
+
+def forget_chat_threads(user: str, store: str | None = None) -> int:
+    """Erase ``user``'s ``agentmem chat`` threads of ``store`` (default: the default store).
+
+    Their ids start with :func:`user_threads_prefix` (the name percent-encoded, then ``/``);
+    other stores' conversations are left as they are.
 
     Returns:
         How many threads were erased (0 when the file does not exist).
     """
     prefix = user_threads_prefix(user)
-    path = agentmem_home() / CHAT_CHECKPOINTS
-    if not path.exists():
+    path = chat_checkpoints(store)
+    if path is None or not path.exists():
         return 0
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA secure_delete = ON")
@@ -261,22 +298,28 @@ def run_chat(
         stderr.write(NO_MODEL)
         return 2
     from langchain.agents import create_agent
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 
     base_url = getattr(llm, "openai_api_base", None)
     model_name = str(getattr(llm, "model_name", "?"))
-    home = agentmem_home()
-    # The conversation itself is checkpointed there: private, like the store.
-    create_private(home / CHAT_CHECKPOINTS)
     roles = ("human", "ai") if remember_replies else ("human",)
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
-    with (
-        AgentMemory(store) as memory,
-        sqlite3.connect(home / CHAT_CHECKPOINTS, check_same_thread=False) as conn,
-    ):
+    with contextlib.ExitStack() as stack:
+        memory = stack.enter_context(AgentMemory(store))
+        # Each store has its own file of conversations: private, like the store.
+        path = chat_checkpoints(store)
+        checkpointer: BaseCheckpointSaver[Any]
+        if path is None:
+            checkpointer = InMemorySaver()
+        else:
+            create_private(path)
+            conn = stack.enter_context(closing(sqlite3.connect(path, check_same_thread=False)))
+            checkpointer = SqliteSaver(conn)
         # The embedding model loads (seconds) while the user types the first line.
         warm = threading.Thread(
             target=memory.embeddings.embed_query, args=("warm up",), daemon=True
@@ -286,7 +329,7 @@ def run_chat(
             llm,
             system_prompt=SYSTEM_PROMPT,
             middleware=[AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
-            checkpointer=SqliteSaver(conn),
+            checkpointer=checkpointer,
         )
         try:
             return _converse(
