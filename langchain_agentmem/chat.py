@@ -10,7 +10,8 @@ another store is another memory: neither its recall nor its conversations are sh
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
 handled here: never sent to the model, never stored. A model error ends the chat with
-one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly.
+one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly. A
+failed or interrupted turn is removed from the thread, so it is never replayed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 
 from langchain_agentmem.backends.sqlite import create_private
 from langchain_agentmem.backends.url import (
@@ -225,6 +226,20 @@ def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool 
     return False
 
 
+def _message_ids(agent: Any, config: Any) -> set[str]:
+    """The ids of the messages the thread holds now."""
+    messages = agent.get_state(config).values.get("messages") or []
+    return {m.id for m in messages if m.id is not None}
+
+
+def _drop_turn(agent: Any, config: Any, before: set[str]) -> None:
+    """Remove from the thread the messages a failed turn added (those not in ``before``)."""
+    messages = agent.get_state(config).values.get("messages") or []
+    added = [m.id for m in messages if m.id is not None and m.id not in before]
+    if added:
+        agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
+
+
 def _converse(
     agent: Any,
     memory: AgentMemory,
@@ -257,6 +272,7 @@ def _converse(
             stdout.flush()
             continue
         started = False
+        before = _message_ids(agent, config)
         try:
             for chunk, _ in agent.stream(
                 {"messages": [HumanMessage(text)]}, config, stream_mode="messages"
@@ -267,7 +283,9 @@ def _converse(
                         started = True
                     stdout.write(chunk.text)
                     stdout.flush()
-        except Exception as exc:
+        except BaseException as exc:
+            # A turn reported as failed (or interrupted) must not be replayed next time.
+            _drop_turn(agent, config, before)
             why = explain(exc, base_url=base_url, model=model_name)
             if why is None:
                 raise

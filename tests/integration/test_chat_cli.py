@@ -228,3 +228,18 @@ def test_the_default_store_keeps_its_checkpoint_file(
     )
     assert chat_checkpoints("postgresql://u@h/db") != chat_checkpoints("postgresql://u@h/other")
     assert chat_checkpoints(":memory:") is None
+
+
+def test_a_failed_turn_is_not_replayed(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(
+        error(400, "Bad request"), error(400, "Bad request"), "Hello."
+    ) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        for _ in range(2):
+            failed = chat(tmp_path, env, "Hi, I am Ana.\n", "--user", "ana")
+            assert failed.returncode == 1 and "answered 400" in failed.stderr
+        done = chat(tmp_path, env, "Hello?\n", "--user", "ana")
+        assert done.returncode == 0, done.stderr
+        messages = server.requests[-1]["messages"]
+        assert [m["role"] for m in messages] == ["system", "user"]
+        assert messages[1]["content"] == "Hello?"
