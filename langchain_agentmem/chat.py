@@ -271,6 +271,15 @@ def _converse(
         if handled is False:
             stdout.flush()
             continue
+        limit = memory.limits.max_text_chars
+        if len(text) > limit:
+            # The memory would refuse it after the model answered: refuse it before.
+            stdout.write(
+                f"that line is {len(text):,} characters long; this memory keeps at most "
+                f"{limit:,} per message: send it in smaller parts (nothing was sent)\n"
+            )
+            stdout.flush()
+            continue
         started = False
         before = _message_ids(agent, config)
         try:

@@ -243,3 +243,14 @@ def test_a_failed_turn_is_not_replayed(tmp_path: Path) -> None:
         messages = server.requests[-1]["messages"]
         assert [m["role"] for m in messages] == ["system", "user"]
         assert messages[1]["content"] == "Hello?"
+
+
+def test_a_line_over_the_memory_limit_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer("Hello.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        done = chat(tmp_path, env, "x" * 1_000_001 + "\nHi!\n", "--user", "ana")
+        assert done.returncode == 0, done.stderr
+        assert "1,000,001 characters long" in done.stdout and "at most 1,000,000" in done.stdout
+        assert "assistant> Hello." in done.stdout  # the chat went on: "Hi!" was answered
+        (request,) = server.requests
+        assert [m["content"] for m in request["messages"][1:]] == ["Hi!"]
