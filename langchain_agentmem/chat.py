@@ -91,6 +91,28 @@ def chat_checkpoints(store: str | None) -> Path | None:
     return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
 
 
+def _thread_ids(conn: sqlite3.Connection, prefix: str) -> tuple[set[str], list[str]]:
+    """The checkpoint file's tables, and its thread ids that start with ``prefix``."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "checkpoints" not in tables:
+        return tables, []
+    ids = [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
+        if str(r[0]).startswith(prefix)
+    ]
+    return tables, ids
+
+
+def count_chat_threads(user: str, store: str | None = None) -> int:
+    """How many ``agentmem chat`` threads ``user`` has with ``store`` (default: the default)."""
+    path = chat_checkpoints(store)
+    if path is None or not path.exists():
+        return 0
+    with closing(sqlite3.connect(path)) as conn:
+        return len(_thread_ids(conn, user_threads_prefix(user))[1])
+
+
 def forget_chat_threads(user: str, store: str | None = None) -> int:
     """Erase ``user``'s ``agentmem chat`` threads of ``store`` (default: the default store).
 
@@ -106,14 +128,9 @@ def forget_chat_threads(user: str, store: str | None = None) -> int:
         return 0
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA secure_delete = ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "checkpoints" not in tables:
+        tables, ids = _thread_ids(conn, prefix)
+        if not ids:
             return 0
-        ids = [
-            r[0]
-            for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            if str(r[0]).startswith(prefix)
-        ]
         conn.execute("BEGIN IMMEDIATE")
         for thread_id in ids:
             for table in ("checkpoints", "writes") if "writes" in tables else ("checkpoints",):
