@@ -142,6 +142,9 @@ def forget_chat_threads(user: str, store: str | None = None) -> int:
 
 _COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
 
+MODEL_TIMEOUT = 120.0
+"""Seconds chat waits for the model server to connect or send more of its reply."""
+
 EXIT_MODEL_ERROR = 1
 EXIT_INTERRUPTED = 130
 
@@ -337,7 +340,7 @@ def run_chat(
     remember_replies: bool = False,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status."""
-    llm = chat_model_from_env(max_retries=1)
+    llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT)
     if llm is None:
         stderr.write(NO_MODEL)
         return 2

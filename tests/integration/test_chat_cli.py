@@ -254,3 +254,26 @@ def test_a_line_over_the_memory_limit_is_refused_before_it_is_sent(tmp_path: Pat
         assert "assistant> Hello." in done.stdout  # the chat went on: "Hi!" was answered
         (request,) = server.requests
         assert [m["content"] for m in request["messages"][1:]] == ["Hi!"]
+
+
+def test_a_server_that_stalls_is_reported_after_the_chat_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import time
+
+    from langchain_agentmem import chat as chat_module
+
+    def late(body: dict[str, object]) -> str:
+        time.sleep(4)
+        return "Too late."
+
+    monkeypatch.setattr(chat_module, "MODEL_TIMEOUT", 1.0, raising=False)  # 120 s in use
+    with ScriptedOpenAIServer(late, late) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out, err = io.StringIO(), io.StringIO()
+        code = chat_module.run_chat(
+            io.StringIO("Hi!\n"), out, err, store=None, user="me", thread="t", k=2
+        )
+    assert code == chat_module.EXIT_MODEL_ERROR, out.getvalue()
+    assert "did not answer in time" in err.getvalue()
