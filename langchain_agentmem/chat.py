@@ -4,29 +4,39 @@ The model is the user's OpenAI-compatible server (``OPENAI_BASE_URL``, ``OPENAI_
 ``OPENAI_MODEL``, read from the environment or ``.env``). Long-term memory lives in the
 store (default ``$AGENTMEM_HOME/memory.db``) and keeps the user's words (the model's
 replies too with ``--remember-replies``, as the assistant's); each thread's messages are
-checkpointed in ``$AGENTMEM_HOME/chat-checkpoints.db``, so a thread continues after a
-restart and a new thread of the same user recalls what earlier threads were told.
+checkpointed in a file of that store's (:func:`chat_checkpoints`), so a thread continues
+after a restart, a new thread of the same user recalls what earlier threads were told, and
+another store is another memory: neither its recall nor its conversations are shared.
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
 handled here: never sent to the model, never stored. A model error ends the chat with
-one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly.
+one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly. A
+failed or interrupted turn is removed from the thread, so it is never replayed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import sqlite3
 import sys
 import threading
 from collections.abc import Callable
 from contextlib import closing
+from pathlib import Path
 from typing import Any, TextIO
 
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 
 from langchain_agentmem.backends.sqlite import create_private
-from langchain_agentmem.backends.url import agentmem_home
+from langchain_agentmem.backends.url import (
+    agentmem_home,
+    default_store_url,
+    in_memory_url,
+    redact_url,
+    sqlite_file,
+)
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id, user_threads_prefix
 from langchain_agentmem.memory import AgentMemory
@@ -51,31 +61,76 @@ HELP = """Commands (handled here, never sent to the model or remembered):
   /quit         leave (so do Ctrl-D and Ctrl-C)"""
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
-"""The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps its LangGraph checkpoints."""
+"""The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps the default store's
+LangGraph checkpoints."""
+
+CHAT_CHECKPOINTS_DIR = "chat-checkpoints"
+"""The folder in ``$AGENTMEM_HOME`` with one checkpoint file per other store."""
 
 
-def forget_chat_threads(user: str) -> int:
-    """Erase ``user``'s ``agentmem chat`` threads from the checkpoint file.
+def chat_checkpoints(store: str | None) -> Path | None:
+    """The file where ``agentmem chat`` keeps the conversations of ``store``.
 
-    Their ids start with :func:`user_threads_prefix` (the name percent-encoded, then ``/``).
+    The default store's are in ``$AGENTMEM_HOME/chat-checkpoints.db``; any other store's in
+    ``$AGENTMEM_HOME/chat-checkpoints/<digest>.db``, the digest of its absolute file (SQLite)
+    or of its URL with the passwords masked, so another store never shares a conversation.
+
+    Returns:
+        The file, or ``None`` for an in-memory store (its conversations end with the process).
+    """
+    url = default_store_url() if store is None else store
+    if in_memory_url(url):
+        return None
+    home = agentmem_home()
+    path = sqlite_file(url)
+    default = sqlite_file(default_store_url())
+    if path is not None and default is not None and path.resolve() == default.resolve():
+        return home / CHAT_CHECKPOINTS
+    identity = f"sqlite:{path.resolve()}" if path is not None else redact_url(url)
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
+    return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
+
+
+def _thread_ids(conn: sqlite3.Connection, prefix: str) -> tuple[set[str], list[str]]:
+    """The checkpoint file's tables, and its thread ids that start with ``prefix``."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "checkpoints" not in tables:
+        return tables, []
+    ids = [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
+        if str(r[0]).startswith(prefix)
+    ]
+    return tables, ids
+
+
+def count_chat_threads(user: str, store: str | None = None) -> int:
+    """How many ``agentmem chat`` threads ``user`` has with ``store`` (default: the default)."""
+    path = chat_checkpoints(store)
+    if path is None or not path.exists():
+        return 0
+    with closing(sqlite3.connect(path)) as conn:
+        return len(_thread_ids(conn, user_threads_prefix(user))[1])
+
+
+def forget_chat_threads(user: str, store: str | None = None) -> int:
+    """Erase ``user``'s ``agentmem chat`` threads of ``store`` (default: the default store).
+
+    Their ids start with :func:`user_threads_prefix` (the name percent-encoded, then ``/``);
+    other stores' conversations are left as they are.
 
     Returns:
         How many threads were erased (0 when the file does not exist).
     """
     prefix = user_threads_prefix(user)
-    path = agentmem_home() / CHAT_CHECKPOINTS
-    if not path.exists():
+    path = chat_checkpoints(store)
+    if path is None or not path.exists():
         return 0
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA secure_delete = ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "checkpoints" not in tables:
+        tables, ids = _thread_ids(conn, prefix)
+        if not ids:
             return 0
-        ids = [
-            r[0]
-            for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            if str(r[0]).startswith(prefix)
-        ]
         conn.execute("BEGIN IMMEDIATE")
         for thread_id in ids:
             for table in ("checkpoints", "writes") if "writes" in tables else ("checkpoints",):
@@ -86,6 +141,9 @@ def forget_chat_threads(user: str) -> int:
 
 
 _COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
+
+MODEL_TIMEOUT = 120.0
+"""Seconds chat waits for the model server to connect or send more of its reply."""
 
 EXIT_MODEL_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -188,6 +246,20 @@ def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool 
     return False
 
 
+def _message_ids(agent: Any, config: Any) -> set[str]:
+    """The ids of the messages the thread holds now."""
+    messages = agent.get_state(config).values.get("messages") or []
+    return {m.id for m in messages if m.id is not None}
+
+
+def _drop_turn(agent: Any, config: Any, before: set[str]) -> None:
+    """Remove from the thread the messages a failed turn added (those not in ``before``)."""
+    messages = agent.get_state(config).values.get("messages") or []
+    added = [m.id for m in messages if m.id is not None and m.id not in before]
+    if added:
+        agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
+
+
 def _converse(
     agent: Any,
     memory: AgentMemory,
@@ -219,7 +291,17 @@ def _converse(
         if handled is False:
             stdout.flush()
             continue
+        limit = memory.limits.max_text_chars
+        if len(text) > limit:
+            # The memory would refuse it after the model answered: refuse it before.
+            stdout.write(
+                f"that line is {len(text):,} characters long; this memory keeps at most "
+                f"{limit:,} per message: send it in smaller parts (nothing was sent)\n"
+            )
+            stdout.flush()
+            continue
         started = False
+        before = _message_ids(agent, config)
         try:
             for chunk, _ in agent.stream(
                 {"messages": [HumanMessage(text)]}, config, stream_mode="messages"
@@ -230,7 +312,9 @@ def _converse(
                         started = True
                     stdout.write(chunk.text)
                     stdout.flush()
-        except Exception as exc:
+        except BaseException as exc:
+            # A turn reported as failed (or interrupted) must not be replayed next time.
+            _drop_turn(agent, config, before)
             why = explain(exc, base_url=base_url, model=model_name)
             if why is None:
                 raise
@@ -256,27 +340,33 @@ def run_chat(
     remember_replies: bool = False,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status."""
-    llm = chat_model_from_env(max_retries=1)
+    llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT)
     if llm is None:
         stderr.write(NO_MODEL)
         return 2
     from langchain.agents import create_agent
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
 
     base_url = getattr(llm, "openai_api_base", None)
     model_name = str(getattr(llm, "model_name", "?"))
-    home = agentmem_home()
-    # The conversation itself is checkpointed there: private, like the store.
-    create_private(home / CHAT_CHECKPOINTS)
     roles = ("human", "ai") if remember_replies else ("human",)
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
-    with (
-        AgentMemory(store) as memory,
-        sqlite3.connect(home / CHAT_CHECKPOINTS, check_same_thread=False) as conn,
-    ):
+    with contextlib.ExitStack() as stack:
+        memory = stack.enter_context(AgentMemory(store))
+        # Each store has its own file of conversations: private, like the store.
+        path = chat_checkpoints(store)
+        checkpointer: BaseCheckpointSaver[Any]
+        if path is None:
+            checkpointer = InMemorySaver()
+        else:
+            create_private(path)
+            conn = stack.enter_context(closing(sqlite3.connect(path, check_same_thread=False)))
+            checkpointer = SqliteSaver(conn)
         # The embedding model loads (seconds) while the user types the first line.
         warm = threading.Thread(
             target=memory.embeddings.embed_query, args=("warm up",), daemon=True
@@ -286,7 +376,7 @@ def run_chat(
             llm,
             system_prompt=SYSTEM_PROMPT,
             middleware=[AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
-            checkpointer=SqliteSaver(conn),
+            checkpointer=checkpointer,
         )
         try:
             return _converse(

@@ -100,7 +100,7 @@ def _forget(args: argparse.Namespace) -> int:
 
     with AgentMemory(args.store) as memory:
         erased = memory.delete_namespace(args.user)
-    chats = forget_chat_threads(erased.namespace)
+    chats = forget_chat_threads(erased.namespace, args.store)
     print(
         f"erased {erased.namespace!r} from {shown}: {erased.records} records, "
         f"{erased.messages} messages, {erased.decisions} audit entries, "

@@ -87,19 +87,24 @@ def _start(url: str, user: str) -> None:
     """Empty the demo's own file; in any other store, refuse to mix the demo into a user's data.
 
     Raises:
-        InvalidInputError: ``user`` already has records or messages in that store.
+        InvalidInputError: ``user`` already has records, messages or ``agentmem chat``
+            threads in that store.
     """
     path = sqlite_file(url)
     if path is not None and path.resolve() == _demo_file().resolve():
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         return
+    from langchain_agentmem.chat import count_chat_threads
+
     with AgentMemory(url, persist_indexes=False) as memory:
         records, threads = len(memory.records(user)), memory.threads(user)
-    if records or threads:
+    chats = count_chat_threads(user, url)
+    if records or threads or chats:
         raise InvalidInputError(
-            f"user {user!r} already has {records} records and {len(threads)} chat threads in "
-            f"{redact_url(url)}; the demo keeps what is stored and writes a user of its own: "
+            f"user {user!r} already has {records} records, {len(threads)} chat threads and "
+            f"{chats} `agentmem chat` threads in {redact_url(url)}; the demo keeps what is "
+            "stored and writes a user of its own: "
             "pass --user with a name that store has nothing for, or leave --store out to use "
             f"the demo's own file ({_demo_file()})"
         )

@@ -24,7 +24,9 @@ def model_configured() -> bool:
     )
 
 
-def chat_model_from_env(*, max_retries: int | None = None) -> BaseChatModel | None:
+def chat_model_from_env(
+    *, max_retries: int | None = None, timeout: float | None = None
+) -> BaseChatModel | None:
     """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
 
     Reads ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``OPENAI_MODEL``. A local server
@@ -33,6 +35,8 @@ def chat_model_from_env(*, max_retries: int | None = None) -> BaseChatModel | No
     Args:
         max_retries: Retries of a failed call (``None``: the client's default); an
             interactive chat wants few, so a server that is down is reported at once.
+        timeout: Seconds to wait for the server to connect or send the next part of its
+            answer (``None``: the client's default, 600); an interactive chat wants less.
     """
     if not model_configured():
         return None
@@ -41,5 +45,7 @@ def chat_model_from_env(*, max_retries: int | None = None) -> BaseChatModel | No
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
     api_key = os.environ.get("OPENAI_API_KEY", "").strip() or "not-needed"
     model = os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
-    extra: dict[str, int] = {} if max_retries is None else {"max_retries": max_retries}
+    extra: dict[str, float] = {} if max_retries is None else {"max_retries": max_retries}
+    if timeout is not None:
+        extra["timeout"] = timeout
     return ChatOpenAI(model=model, base_url=base_url, api_key=api_key, **extra)  # type: ignore[arg-type]

@@ -71,6 +71,11 @@ def default_store_url() -> str:
 _IN_MEMORY = (":memory:", "sqlite://", "sqlite://:memory:", "sqlite:///:memory:")
 
 
+def in_memory_url(url: str) -> bool:
+    """Whether ``url`` names an in-memory SQLite store (gone when the process ends)."""
+    return url in _IN_MEMORY
+
+
 def sqlite_file(url: str) -> Path | None:
     """The file a SQLite store URL names (``~`` expanded); ``None`` for an in-memory store,
     ``"sqlite:///"`` alone and every other kind of store."""

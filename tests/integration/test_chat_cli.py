@@ -171,3 +171,109 @@ def test_ctrl_c_and_end_of_input_end_quietly(tmp_path: Path) -> None:
         eof = chat(tmp_path, {"OPENAI_BASE_URL": server.url}, "")
         assert eof.returncode == 0 and eof.stderr == ""
         assert server.requests == []
+
+
+def forget(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "langchain_agentmem.cli", "forget", "--yes", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment(cwd, {}),
+        timeout=180,
+    )
+
+
+def test_another_store_is_another_conversation_and_forget_erases_only_its_own(
+    tmp_path: Path,
+) -> None:
+    with ScriptedOpenAIServer("Miso, noted.", "I don't know.", "Miso.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        work = ("--store", "sqlite:///work.db", "--user", "alice", "--thread", "t")
+        personal = ("--store", str(tmp_path / "personal.db"), "--user", "alice", "--thread", "t")
+        first = chat(tmp_path, env, "My cat is called Miso.\n", *work)
+        assert first.returncode == 0, first.stderr
+        other = chat(tmp_path, env, "What is my cat's name?\n", *personal)
+        assert other.returncode == 0, other.stderr
+        assert "Miso" not in server.prompt_text(-1)  # neither recalled nor replayed
+        assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]
+
+        erased = forget(tmp_path, *personal[:4])
+        assert erased.returncode == 0, erased.stderr
+        assert "1 `agentmem chat` threads" in erased.stdout
+        again = chat(tmp_path, env, "And her name?\n", *work)
+        assert again.returncode == 0, again.stderr
+        roles = [m["role"] for m in server.requests[-1]["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]  # work's thread is intact
+        assert server.requests[-1]["messages"][1]["content"] == "My cat is called Miso."
+
+
+def test_the_default_store_keeps_its_checkpoint_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_agentmem.chat import CHAT_CHECKPOINTS, chat_checkpoints
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENTMEM_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    default = home / CHAT_CHECKPOINTS  # where earlier versions kept every conversation
+    assert chat_checkpoints(None) == default
+    assert chat_checkpoints(f"sqlite:///{home / 'memory.db'}") == default
+    assert chat_checkpoints("home/memory.db") == default
+    work = chat_checkpoints("work.db")
+    assert work is not None and work != default and work.parent.parent == home
+    assert chat_checkpoints(f"sqlite:///{tmp_path / 'work.db'}") == work
+    assert chat_checkpoints("postgresql://u:pw1@h/db") == chat_checkpoints(
+        "postgresql://u:pw2@h/db"
+    )
+    assert chat_checkpoints("postgresql://u@h/db") != chat_checkpoints("postgresql://u@h/other")
+    assert chat_checkpoints(":memory:") is None
+
+
+def test_a_failed_turn_is_not_replayed(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(
+        error(400, "Bad request"), error(400, "Bad request"), "Hello."
+    ) as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        for _ in range(2):
+            failed = chat(tmp_path, env, "Hi, I am Ana.\n", "--user", "ana")
+            assert failed.returncode == 1 and "answered 400" in failed.stderr
+        done = chat(tmp_path, env, "Hello?\n", "--user", "ana")
+        assert done.returncode == 0, done.stderr
+        messages = server.requests[-1]["messages"]
+        assert [m["role"] for m in messages] == ["system", "user"]
+        assert messages[1]["content"] == "Hello?"
+
+
+def test_a_line_over_the_memory_limit_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer("Hello.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        done = chat(tmp_path, env, "x" * 1_000_001 + "\nHi!\n", "--user", "ana")
+        assert done.returncode == 0, done.stderr
+        assert "1,000,001 characters long" in done.stdout and "at most 1,000,000" in done.stdout
+        assert "assistant> Hello." in done.stdout  # the chat went on: "Hi!" was answered
+        (request,) = server.requests
+        assert [m["content"] for m in request["messages"][1:]] == ["Hi!"]
+
+
+def test_a_server_that_stalls_is_reported_after_the_chat_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import time
+
+    from langchain_agentmem import chat as chat_module
+
+    def late(body: dict[str, object]) -> str:
+        time.sleep(4)
+        return "Too late."
+
+    monkeypatch.setattr(chat_module, "MODEL_TIMEOUT", 1.0, raising=False)  # 120 s in use
+    with ScriptedOpenAIServer(late, late) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        out, err = io.StringIO(), io.StringIO()
+        code = chat_module.run_chat(
+            io.StringIO("Hi!\n"), out, err, store=None, user="me", thread="t", k=2
+        )
+    assert code == chat_module.EXIT_MODEL_ERROR, out.getvalue()
+    assert "did not answer in time" in err.getvalue()

@@ -622,7 +622,7 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     from langgraph.graph import MessagesState, StateGraph
 
     from langchain_agentmem.backends.url import agentmem_home
-    from langchain_agentmem.chat import CHAT_CHECKPOINTS
+    from langchain_agentmem.chat import chat_checkpoints
     from langchain_agentmem.cli import main
     from langchain_agentmem.integrations.graph import user_thread_id
 
@@ -630,8 +630,9 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         mem.add(SECRET, namespace=user)
     home = agentmem_home()
-    home.mkdir(parents=True)
-    path = home / CHAT_CHECKPOINTS
+    path = chat_checkpoints(url)
+    assert path is not None
+    path.parent.mkdir(parents=True)
     builder = StateGraph(MessagesState)
     builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
     builder.add_edge("__start__", "echo")
@@ -647,12 +648,12 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
             graph.invoke(
                 {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}}
             )
-    before = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
+    before = [p for p in home.rglob("*") if p.is_file()]
     assert any(SECRET.encode() in p.read_bytes() for p in before)  # the test sees it
 
     assert main(["forget", "--store", url, "--user", user, "--yes"]) == 0
     assert "2 `agentmem chat` threads" in capsys.readouterr().out
-    files = [p for p in home.glob(CHAT_CHECKPOINTS + "*") if p.is_file()]
+    files = [p for p in home.rglob("*") if p.is_file()]
     assert not any(SECRET.encode() in p.read_bytes() for p in files)
     with sqlite3.connect(path) as conn:
         left = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
