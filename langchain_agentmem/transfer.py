@@ -15,7 +15,7 @@ Times are ISO 8601 in UTC; an import leaves out records that expired since the e
 re-embeds the records whose file carries no embedding or whose embeddings came from
 another model. Importing keeps record ids, adds nothing that is already there (records by
 id, messages already in their thread), and writes everything in one transaction: a bad
-line imports nothing.
+line, or fewer or more lines than the header counts (a file cut short), imports nothing.
 """
 
 from __future__ import annotations
@@ -273,7 +273,26 @@ def _read_header(lines: _Lines, first: tuple[int, str] | None) -> dict[str, Any]
             f"{lines.name} is export format version {version}, newer than this "
             f"langchain-agentmem reads ({FORMAT_VERSION}); upgrade the package to import it"
         )
+    for key in ("records", "messages"):
+        count = header.get(key)
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < 0
+        ):
+            raise lines.fail(number, f"header {key} {count!r:.60} is not a count of lines")
     return header
+
+
+def _check_counts(lines: _Lines, header: dict[str, Any], records: int, messages: int) -> None:
+    """Refuse a file that holds fewer or more lines than its header counts (cut short)."""
+    want = header.get("records"), header.get("messages")
+    if (want[0] is None or want[0] == records) and (want[1] is None or want[1] == messages):
+        return
+    named = zip(("records", "messages"), want, strict=True)
+    said = " and ".join(f"{count} {key}" for key, count in named if count is not None)
+    raise InvalidInputError(
+        f"{lines.name}: the header says {said}, the file holds {records} records and "
+        f"{messages} messages (cut short?); import the whole export; nothing was imported"
+    )
 
 
 def _record(lines: _Lines, number: int, line: dict[str, Any], dims: int | None) -> _Record:
@@ -334,7 +353,8 @@ def _numbered(handle: Iterable[str]) -> Iterator[tuple[int, str]]:
 def read_export(
     source: Source,
 ) -> tuple[dict[str, Any], list[_Record], list[tuple[str, str, float]]]:
-    """Parse and check a whole export (nothing is written); errors name the line."""
+    """Parse and check a whole export (nothing is written); errors name the line, and a file
+    whose counts of records or messages differ from its header's is refused."""
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
         try:
@@ -370,6 +390,7 @@ def read_export(
                 raise lines.fail(
                     number, f"unknown line type {kind!r}; expected 'record' or 'message'"
                 )
+        _check_counts(lines, header, len(records), len(messages))
     except UnicodeDecodeError as exc:
         raise InvalidInputError(
             f"{name} is not UTF-8 text ({exc.reason}); nothing was imported"
@@ -398,8 +419,9 @@ def import_namespace(
         progress: Show progress bars on stderr (embedding, writing).
 
     Raises:
-        InvalidInputError: a malformed line (named by number), an export of a newer
-            format, or a thread that already holds a different conversation. Nothing is
+        InvalidInputError: a malformed line (named by number), other counts of records or
+            messages than the header's (a file cut short), an export of a newer format, or
+            a thread that already holds a different conversation. Nothing is
             imported then.
     """
     header, records, messages = read_export(source)

@@ -104,7 +104,8 @@ class MemoryUserData(MemoryCore):
         Record ids are kept; records already here (by id) and messages already in their
         thread are not added again, so importing twice adds nothing. Records are re-embedded
         with this memory's model when the file has no embeddings or another model made
-        them. A malformed line (named by number) or a newer format imports nothing.
+        them. A malformed line (named by number), a file cut short (other counts than its
+        header's) or a newer format imports nothing.
 
         Args:
             source: A file path or an open text file.

@@ -239,6 +239,42 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(
         assert dst.namespaces() == [] and dst.decisions("alice") == []
 
 
+@pytest.mark.parametrize(
+    ("keep", "message"),
+    [
+        (3, "the header says 4 records and 3 messages, the file holds 2 records and 0 messages"),
+        (7, "the header says 4 records and 3 messages, the file holds 4 records and 2 messages"),
+    ],
+)
+def test_a_truncated_export_is_refused_whole(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, keep: int, message: str
+) -> None:
+    lines = _export_lines(tmp_path, hash_embeddings)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:keep]) + "\n")  # cut at a line boundary (`head -n`)
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        with pytest.raises(InvalidInputError, match=message) as info:
+            dst.import_namespace(cut)
+        assert str(cut) in str(info.value) and "nothing was imported" in str(info.value)
+        assert dst.namespaces() == [] and dst.decisions("alice") == []
+
+
+def test_a_header_count_that_is_not_a_count_is_refused(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    lines = _export_lines(tmp_path, hash_embeddings)
+    header = json.loads(lines[0])
+    header["records"] = "four"
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        with pytest.raises(
+            InvalidInputError, match="line 1: header records 'four' is not a count of lines"
+        ):
+            dst.import_namespace(path)
+        assert dst.namespaces() == []
+
+
 def test_a_newer_format_or_no_header_is_refused(
     tmp_path: Path, hash_embeddings: HashEmbeddings
 ) -> None:
