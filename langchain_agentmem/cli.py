@@ -63,8 +63,9 @@ def _import(args: argparse.Namespace) -> int:
     with AgentMemory(args.store) as memory:
         source = sys.stdin if args.input == "-" else args.input
         summary = memory.import_namespace(source, namespace=args.user, progress=sys.stderr.isatty())
+    expired = f"{summary.expired} expired since the export, " if summary.expired else ""
     print(
-        f"imported {summary.records} records ({summary.skipped} already there, "
+        f"imported {summary.records} records ({summary.skipped} already there, {expired}"
         f"{summary.reembedded} re-embedded) and {summary.messages} messages into "
         f"{summary.namespace!r}",
         file=sys.stderr,

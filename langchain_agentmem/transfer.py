@@ -72,13 +72,24 @@ class ExportSummary:
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import added (records already present by id are ``skipped``)."""
+    """What an import added.
+
+    Attributes:
+        namespace: The user imported into.
+        records: Records added.
+        skipped: Records of the file already there (by id), not added again.
+        messages: Chat messages added (those already in their thread are not).
+        reembedded: Added records embedded with the store's model (the file had no
+            embedding for them, or another model made it).
+        expired: Records of the file whose expiry passed since the export, not added.
+    """
 
     namespace: str
     records: int
     skipped: int
     messages: int
     reembedded: int
+    expired: int = 0
 
 
 @dataclass(frozen=True)
@@ -429,16 +440,25 @@ def import_namespace(
         namespace if namespace is not None else header.get("namespace"), what="namespace"
     )
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
-    todo = [r for r in records if r.embedding is None or not same_model]
-    vectors: dict[str, Vector] = {r.id: r.embedding for r in records if r.embedding is not None}
-    with _progress(len(todo), progress and bool(todo), "embed") as bar:
-        for start in range(0, len(todo), EMBED_BATCH):
-            batch = todo[start : start + EMBED_BATCH]
-            for record, vector in zip(
-                batch, embed_records(embedder, [r.text for r in batch]), strict=True
-            ):
-                vectors[record.id] = vector
-            bar.update(len(batch))
+    vectors: dict[str, Vector] = {}
+    if same_model:
+        vectors.update((r.id, r.embedding) for r in records if r.embedding is not None)
+
+    def embed(todo: list[_Record], show: bool) -> None:
+        with _progress(len(todo), show and bool(todo), "embed") as bar:
+            for start in range(0, len(todo), EMBED_BATCH):
+                batch = todo[start : start + EMBED_BATCH]
+                texts = [r.text for r in batch]
+                for record, vector in zip(batch, embed_records(embedder, texts), strict=True):
+                    vectors[record.id] = vector
+                bar.update(len(batch))
+
+    # Embed, before the transaction (which holds the namespace's lock), only what will be
+    # added as things stand; the transaction checks again and embeds what changed meanwhile.
+    now = time.time()
+    live = [r for r in records if r.expires_at is None or r.expires_at.timestamp() > now]
+    present = {row.id for row in backend.get_records(target, [r.id for r in live])}
+    embed([r for r in live if r.id not in present and r.id not in vectors], progress)
     origin = f"imported from an export of {header.get('exported_at', 'unknown date')}"
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
@@ -447,14 +467,16 @@ def import_namespace(
     with backend.transaction() as tx:
         tx.lock_namespace(target)
         new: list[_Record] = []
+        expired = 0
         now = time.time()
         for record in records:
             # Ids are unique per namespace: another namespace's record of the same id is
             # another record, never touched here.
             if record.expires_at is not None and record.expires_at.timestamp() <= now:
-                continue  # expired since the export: forgotten, not brought back
-            if not tx.record_exists(target, record.id, now):
+                expired += 1  # expired since the export: forgotten, not brought back
+            elif not tx.record_exists(target, record.id, now):
                 new.append(record)
+        embed([r for r in new if r.id not in vectors], False)  # deleted meanwhile: rare
         ops = [
             MemoryOp(
                 kind=OpKind.ADD,
@@ -496,12 +518,14 @@ def import_namespace(
                 created_at=[at for _, at in fresh],
             )
             added_messages += len(fresh)
+    from_file = [r for r in new if same_model and r.embedding is not None]
     return ImportSummary(
         namespace=target,
         records=len(new),
-        skipped=len(records) - len(new),
+        skipped=len(records) - len(new) - expired,
         messages=added_messages,
-        reembedded=len(todo),
+        reembedded=len(new) - len(from_file),
+        expired=expired,
     )
 
 

@@ -139,6 +139,7 @@ def test_import_twice_adds_nothing(
         before = _snapshot(dst, "alice"), len(dst.decisions("alice"))
         again = dst.import_namespace(path)
         assert (again.records, again.skipped, again.messages) == (0, 4, 0)
+        assert (again.expired, again.reembedded) == (0, 0)  # nothing embedded for nothing
         assert (_snapshot(dst, "alice"), len(dst.decisions("alice"))) == before
 
 
@@ -159,6 +160,27 @@ def test_import_into_another_namespace_and_a_longer_export(
         assert (result.records, result.skipped, result.messages) == (1, 4, 1)
         assert _snapshot(dst, "alice-copy") == expected
         assert dst.records("alice") == []
+
+
+def test_records_expired_since_the_export_are_counted_apart(
+    tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _export_lines(tmp_path, hash_embeddings)
+    record = json.loads(lines[1])
+    record["expires_at"] = "2001-01-01T00:00:00+00:00"  # passed since the export
+    lines[1] = json.dumps(record)
+    path = tmp_path / "alice.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    url = f"sqlite:///{tmp_path / 'dst.db'}"
+    with AgentMemory(url, embeddings=hash_embeddings) as dst:
+        first = dst.import_namespace(path)
+        assert (first.records, first.skipped, first.expired, first.reembedded) == (3, 0, 1, 3)
+        assert record["id"] not in {r.id for r in dst.records("alice")}
+    assert main(["import", "--store", url, "--in", str(path)]) == 0
+    assert capsys.readouterr().err.strip() == (
+        "imported 0 records (3 already there, 1 expired since the export, 0 re-embedded) "
+        "and 0 messages into 'alice'"
+    )
 
 
 def test_a_different_conversation_in_the_same_thread_is_refused(
@@ -308,7 +330,7 @@ def test_cli_export_import_forget(
     assert main(["import", "--store", dst_url, "--in", str(out), "--user", "ana"]) == 0
     assert "imported 4 records (0 already there, 4 re-embedded)" in capsys.readouterr().err
     assert main(["import", "--store", dst_url, "--in", str(out), "--user", "ana"]) == 0
-    assert "imported 0 records (4 already there" in capsys.readouterr().err
+    assert "imported 0 records (4 already there, 0 re-embedded)" in capsys.readouterr().err
 
     assert main(["forget", "--store", dst_url, "--user", "ana", "--yes"]) == 0
     assert f"erased 'ana' from {dst_url}: 4 records, 3 messages, 4 audit entries" in (
