@@ -59,10 +59,13 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.transfer import read_export
 
+    # Check the whole file (and the namespace) first: a bad one opens, and creates, no store.
+    export = read_export(sys.stdin if args.input == "-" else args.input)
+    export.target(args.user)
     with AgentMemory(args.store) as memory:
-        source = sys.stdin if args.input == "-" else args.input
-        summary = memory.import_namespace(source, namespace=args.user, progress=sys.stderr.isatty())
+        summary = memory.import_namespace(export, namespace=args.user, progress=sys.stderr.isatty())
     expired = f"{summary.expired} expired since the export, " if summary.expired else ""
     print(
         f"imported {summary.records} records ({summary.skipped} already there, {expired}"

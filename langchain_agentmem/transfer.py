@@ -105,6 +105,20 @@ class _Record:
     embedding: Vector | None
 
 
+@dataclass(frozen=True)
+class Export:
+    """A whole export, parsed and checked by :func:`read_export` (nothing written yet)."""
+
+    header: dict[str, Any]
+    records: list[_Record]
+    messages: list[tuple[str, str, float]]
+
+    def target(self, namespace: str | None = None) -> str:
+        """The checked namespace an import goes to: ``namespace``, else the file's."""
+        chosen = namespace if namespace is not None else self.header.get("namespace")
+        return check_namespace(chosen, what="namespace")
+
+
 def _iso(epoch: float) -> str:
     return epoch_to_datetime(epoch).isoformat()
 
@@ -361,9 +375,7 @@ def _numbered(handle: Iterable[str]) -> Iterator[tuple[int, str]]:
             yield number, raw
 
 
-def read_export(
-    source: Source,
-) -> tuple[dict[str, Any], list[_Record], list[tuple[str, str, float]]]:
+def read_export(source: Source) -> Export:
     """Parse and check a whole export (nothing is written); errors name the line, and a file
     whose counts of records or messages differ from its header's is refused."""
     if isinstance(source, (str, os.PathLike)):
@@ -409,13 +421,13 @@ def read_export(
     finally:
         if isinstance(source, (str, os.PathLike)):
             handle.close()
-    return header, records, messages
+    return Export(header=header, records=records, messages=messages)
 
 
 def import_namespace(
     backend: Backend,
     embedder: Embeddings,
-    source: Source,
+    source: Source | Export,
     *,
     namespace: str | None = None,
     progress: bool = False,
@@ -425,7 +437,8 @@ def import_namespace(
     Args:
         backend: The store to write to.
         embedder: The store's embedding model (re-embeds what the file cannot give).
-        source: A file path or an open text file.
+        source: A file path, an open text file, or what :func:`read_export` read from one
+            (to check a file before opening the store).
         namespace: The user to import into (default: the one named in the file).
         progress: Show progress bars on stderr (embedding, writing).
 
@@ -435,10 +448,9 @@ def import_namespace(
             a thread that already holds a different conversation. Nothing is
             imported then.
     """
-    header, records, messages = read_export(source)
-    target = check_namespace(
-        namespace if namespace is not None else header.get("namespace"), what="namespace"
-    )
+    export = source if isinstance(source, Export) else read_export(source)
+    header, records, messages = export.header, export.records, export.messages
+    target = export.target(namespace)
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
     vectors: dict[str, Vector] = {}
     if same_model:
@@ -531,6 +543,7 @@ def import_namespace(
 
 __all__ = [
     "FORMAT_VERSION",
+    "Export",
     "ExportSummary",
     "ImportSummary",
     "export_namespace",

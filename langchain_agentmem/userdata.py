@@ -10,6 +10,7 @@ from typing import IO
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.errors import StoreError
 from langchain_agentmem.transfer import (
+    Export,
     ExportSummary,
     ImportSummary,
     export_namespace,
@@ -94,7 +95,7 @@ class MemoryUserData(MemoryCore):
 
     def import_namespace(
         self,
-        source: str | os.PathLike[str] | IO[str],
+        source: str | os.PathLike[str] | IO[str] | Export,
         *,
         namespace: str | None = None,
         progress: bool = False,
@@ -108,7 +109,8 @@ class MemoryUserData(MemoryCore):
         header's) or a newer format imports nothing.
 
         Args:
-            source: A file path or an open text file.
+            source: A file path, an open text file, or what
+                :func:`~langchain_agentmem.transfer.read_export` read from one.
             namespace: The user to import into (default: the one in the file).
             progress: Show progress bars on stderr.
         """
@@ -118,7 +120,7 @@ class MemoryUserData(MemoryCore):
 
     async def aimport_namespace(
         self,
-        source: str | os.PathLike[str] | IO[str],
+        source: str | os.PathLike[str] | IO[str] | Export,
         *,
         namespace: str | None = None,
         progress: bool = False,

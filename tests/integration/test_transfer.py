@@ -365,6 +365,33 @@ def test_cli_export_import_forget(
     assert "line 2: not valid JSON" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("content", "user", "message"),
+    [
+        ("not json\n", None, "line 1: not valid JSON"),
+        ("GOOD", "", "namespace is empty"),
+    ],
+)
+def test_cli_a_failed_import_creates_no_store(
+    tmp_path: Path,
+    hash_embeddings: HashEmbeddings,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    user: str | None,
+    message: str,
+) -> None:
+    path = tmp_path / "in.jsonl"
+    if content == "GOOD":
+        content = "\n".join(_export_lines(tmp_path, hash_embeddings)) + "\n"
+    path.write_text(content)
+    never = tmp_path / "never.db"
+    args = ["import", "--store", f"sqlite:///{never}", "--in", str(path)]
+    assert main([*args, *([] if user is None else ["--user", user])]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("agentmem import: ") and message in line
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("never")) == []
+
+
 def test_cli_forget_without_yes_and_without_a_terminal_refuses(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
