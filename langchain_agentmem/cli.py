@@ -81,6 +81,10 @@ def _forget(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
+    problem = _existing_store(args.store, "forget")  # before asking: a typo is told at once
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     if not args.yes:
         if not sys.stdin.isatty():
             print(
@@ -89,17 +93,18 @@ def _forget(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        answer = input(
-            f"Erase everything stored for {args.user!r} in {shown} (records, messages, "
-            "audit log, saved indexes, `agentmem chat` threads)? This cannot be undone. [y/N] "
-        )
+        try:
+            answer = input(
+                f"Erase everything stored for {args.user!r} in {shown} (records, messages, "
+                "audit log, saved indexes, `agentmem chat` threads)? This cannot be undone. "
+                "[y/N] "
+            )
+        except (EOFError, KeyboardInterrupt):  # Ctrl-D / Ctrl-C: no
+            print(file=sys.stderr)  # end the prompt's line
+            answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             print("agentmem forget: nothing was erased", file=sys.stderr)
             return 1
-    problem = _existing_store(args.store, "forget")
-    if problem:
-        print(problem, file=sys.stderr)
-        return 1
     from langchain_agentmem.chat import forget_chat_threads
 
     with AgentMemory(args.store) as memory:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -417,6 +418,49 @@ def test_cli_forget_without_yes_and_without_a_terminal_refuses(tmp_path: Path) -
     with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
         assert [r.text for r in mem.records("alice")] == ["Keep me."]
         assert [d.kind for d in mem.decisions("alice")] == [OpKind.ADD]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("answer", [EOFError, KeyboardInterrupt, "n"])
+def test_cli_forget_treats_ctrl_d_and_ctrl_c_at_the_prompt_as_no(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: type[BaseException] | str,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        mem.add("Keep me.", namespace="alice")
+
+    def ask(prompt: str) -> str:
+        if isinstance(answer, str):
+            return answer
+        raise answer
+
+    monkeypatch.setattr(sys, "stdin", _Terminal())
+    monkeypatch.setattr("builtins.input", ask)
+    assert main(["forget", "--store", url, "--user", "alice"]) == 1
+    assert capsys.readouterr().err.strip() == "agentmem forget: nothing was erased"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        assert [r.text for r in mem.records("alice")] == ["Keep me."]
+
+
+def test_cli_forget_names_a_missing_store_before_asking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def ask(prompt: str) -> str:
+        raise AssertionError("asked to confirm erasing from a store that is not there")
+
+    monkeypatch.setattr(sys, "stdin", _Terminal())
+    monkeypatch.setattr("builtins.input", ask)
+    missing = tmp_path / "typo.db"
+    assert main(["forget", "--store", f"sqlite:///{missing}", "--user", "alice"]) == 1
+    assert "no store at" in capsys.readouterr().err
+    assert not missing.exists()
 
 
 def test_progress_bar_on_request(
