@@ -136,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     lines = [
         "command: python benchmarks/scale.py " + " ".join(sys.argv[1:]),
-        f"HNSW threshold: {dense_module.HNSW_THRESHOLD} records per namespace",
+        f"HNSW threshold: {dense_module.default_hnsw_threshold()} records per namespace",
         "vectors precomputed (clustered random unit vectors) and looked up by both stores;",
         "timed: the search call alone, same queries, same run, 1 faiss thread",
         "",

@@ -1,7 +1,7 @@
 """Inner-product faiss index over L2-normalised vectors (cosine similarity).
 
-Exact (``IndexFlatIP``) while small; past :data:`HNSW_THRESHOLD` vectors it switches to an
-approximate HNSW graph. HNSW cannot delete, so there each stored id carries a generation
+Exact (``IndexFlatIP``) while small; past :func:`default_hnsw_threshold` vectors it switches
+to an approximate HNSW graph. HNSW cannot delete, so there each stored id carries a generation
 (``rid << GEN_BITS | gen``): an update adds the vector under the next generation, and
 entries whose generation is not the newest, or whose key was deleted, are skipped at search
 time and dropped when the graph is compacted.
@@ -16,14 +16,59 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.types import Vector
 
-# faiss's OpenMP workers spin after each call and steal the cores the embedding model
-# needs: a single-query search gains nothing from them (measured: search 20 ms -> 11 ms).
-faiss.omp_set_num_threads(int(os.environ.get("AGENTMEM_FAISS_THREADS", "1")))
+DEFAULT_FAISS_THREADS = 1
+DEFAULT_HNSW_THRESHOLD = 20000
+HNSW_THRESHOLD: int | None = None
+"""Vectors in one namespace past which search goes approximate (see benchmarks/scale.py);
+``None``: ``AGENTMEM_HNSW_THRESHOLD``, else :data:`DEFAULT_HNSW_THRESHOLD`."""
+_threads_set = False
 
-HNSW_THRESHOLD = int(os.environ.get("AGENTMEM_HNSW_THRESHOLD", "20000"))
-"""Vectors in one namespace past which search goes approximate (see benchmarks/scale.py)."""
+
+def _env_count(name: str, default: int, minimum: int) -> int:
+    """The whole number in environment variable ``name``; unset or empty: ``default``.
+
+    Raises:
+        InvalidInputError: the value is not a whole number of at least ``minimum``.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise InvalidInputError(
+            f"{name}={raw!r:.40} is not accepted: set it to a whole number >= {minimum} "
+            f"(default {default}), or leave it empty or unset"
+        )
+    return value
+
+
+def default_hnsw_threshold() -> int:
+    """Vectors past which a new index goes approximate: :data:`HNSW_THRESHOLD`, else
+    ``AGENTMEM_HNSW_THRESHOLD`` (read now, so ``.env`` applies), else 20000."""
+    if HNSW_THRESHOLD is not None:
+        return HNSW_THRESHOLD
+    return _env_count("AGENTMEM_HNSW_THRESHOLD", DEFAULT_HNSW_THRESHOLD, 0)
+
+
+def _set_faiss_threads() -> None:
+    """Apply ``AGENTMEM_FAISS_THREADS`` (default 1) once, when the first index is made.
+
+    faiss's OpenMP workers spin after each call and steal the cores the embedding model
+    needs: a single-query search gains nothing from them (measured: search 20 ms -> 11 ms).
+    OpenMP keeps the setting per thread: it holds for the thread that makes the first index.
+    """
+    global _threads_set
+    if not _threads_set:
+        faiss.omp_set_num_threads(_env_count("AGENTMEM_FAISS_THREADS", DEFAULT_FAISS_THREADS, 1))
+        _threads_set = True
+
+
 HNSW_M = 32
 HNSW_EF_SEARCH = 64
 HNSW_EF_CONSTRUCTION = 64
@@ -41,8 +86,9 @@ class DenseIndex:
     """Cosine search over vectors keyed by the store's integer record keys."""
 
     def __init__(self, dimensions: int, *, hnsw_threshold: int | None = None) -> None:
+        _set_faiss_threads()
         self.dimensions = dimensions
-        self.hnsw_threshold = HNSW_THRESHOLD if hnsw_threshold is None else hnsw_threshold
+        self.hnsw_threshold = default_hnsw_threshold() if hnsw_threshold is None else hnsw_threshold
         self._index: faiss.Index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimensions))
         self._approximate = False
         self._gen: dict[int, int] = {}  # live key -> newest generation (HNSW only)
