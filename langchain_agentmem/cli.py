@@ -120,7 +120,12 @@ def _forget(args: argparse.Namespace) -> int:
 
 def _add_privacy_parsers(sub: Any) -> None:
     export = sub.add_parser(
-        "export", help="write a user's records and messages to a JSON Lines file"
+        "export",
+        help="write a user's records and chat-history messages to a JSON Lines file (not "
+        "`agentmem chat` conversations)",
+        description="Write a user's records and chat-history messages to a JSON Lines file. "
+        "`agentmem chat` conversations (LangGraph checkpoints in a file of their own under "
+        "$AGENTMEM_HOME) are not exported; what chat remembered of them is, as records.",
     )
     export.add_argument(
         "--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)"

@@ -393,6 +393,19 @@ def test_cli_a_failed_import_creates_no_store(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("never")) == []
 
 
+def test_cli_export_help_says_chat_conversations_are_not_exported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "not `agentmem chat` conversations" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "`agentmem chat` conversations (LangGraph checkpoints" in text
+    assert "under $AGENTMEM_HOME) are not exported" in text
+
+
 def test_cli_forget_without_yes_and_without_a_terminal_refuses(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
