@@ -10,6 +10,7 @@ time and dropped when the graph is compacted.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 
 import faiss
@@ -24,7 +25,7 @@ DEFAULT_HNSW_THRESHOLD = 20000
 HNSW_THRESHOLD: int | None = None
 """Vectors in one namespace past which search goes approximate (see benchmarks/scale.py);
 ``None``: ``AGENTMEM_HNSW_THRESHOLD``, else :data:`DEFAULT_HNSW_THRESHOLD`."""
-_threads_set = False
+_threads = threading.local()
 
 
 def _env_count(name: str, default: int, minimum: int) -> int:
@@ -57,16 +58,16 @@ def default_hnsw_threshold() -> int:
 
 
 def _set_faiss_threads() -> None:
-    """Apply ``AGENTMEM_FAISS_THREADS`` (default 1) once, when the first index is made.
+    """Apply ``AGENTMEM_FAISS_THREADS`` (default 1) in the calling thread, once per thread.
 
     faiss's OpenMP workers spin after each call and steal the cores the embedding model
     needs: a single-query search gains nothing from them (measured: search 20 ms -> 11 ms).
-    OpenMP keeps the setting per thread: it holds for the thread that makes the first index.
+    OpenMP keeps the setting per thread, so each thread that builds or searches sets it
+    (``asearch`` runs in worker threads).
     """
-    global _threads_set
-    if not _threads_set:
+    if not getattr(_threads, "set", False):
         faiss.omp_set_num_threads(_env_count("AGENTMEM_FAISS_THREADS", DEFAULT_FAISS_THREADS, 1))
-        _threads_set = True
+        _threads.set = True
 
 
 HNSW_M = 32
@@ -132,6 +133,7 @@ class DenseIndex:
         """Add vectors under ``rids`` (replacing any already there)."""
         if not len(rids):
             return
+        _set_faiss_threads()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(rids), -1)
         if not self._approximate:
             self.remove(rids)
@@ -219,6 +221,7 @@ class DenseIndex:
         n = min(k, len(self))
         if n == 0:
             return []
+        _set_faiss_threads()
         q = np.asarray(query, dtype=np.float32).reshape(1, -1)
         if not self._approximate:
             scores, ids = self._index.search(q, n)  # type: ignore[call-arg]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import faiss
+import numpy as np
 import pytest
 
 from langchain_agentmem import InvalidInputError
@@ -23,7 +25,7 @@ VARIABLES = ("AGENTMEM_FAISS_THREADS", "AGENTMEM_HNSW_THRESHOLD")
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(dense, "_threads_set", False, raising=False)
+    monkeypatch.setattr(dense, "_threads", threading.local())
     yield
     faiss.omp_set_num_threads(1)  # as the rest of the suite expects
 
@@ -78,3 +80,20 @@ def test_values_from_dotenv_apply(tmp_path: Path) -> None:
     finally:
         for name in VARIABLES:
             os.environ.pop(name, None)
+
+
+def test_every_thread_that_searches_gets_the_setting() -> None:
+    """OpenMP keeps the thread count per thread: ``asearch`` runs in worker threads."""
+    index = DenseIndex(8)
+    index.add([1], np.ones((1, 8), dtype=np.float32) / np.sqrt(8))
+    seen: list[int] = []
+
+    def search() -> None:
+        faiss.omp_set_num_threads(4)  # what a fresh thread may start with
+        index.search(np.ones(8, dtype=np.float32) / np.sqrt(8), 1)
+        seen.append(faiss.omp_get_max_threads())
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    worker.join()
+    assert seen == [1]
