@@ -156,3 +156,29 @@ def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
 def hash_embeddings() -> HashEmbeddings:
     """The deterministic test embedder."""
     return HashEmbeddings()
+
+
+def save_chat_threads(url: str, threads: list[tuple[str, str]]) -> Path:
+    """Write ``(thread id, human text)`` conversations into ``url``'s ``agentmem chat``
+    checkpoint file, as chat keys and saves them; returns that file."""
+    import sqlite3
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import MessagesState, StateGraph
+
+    from langchain_agentmem.chat import chat_checkpoints
+
+    path = chat_checkpoints(url)
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    builder = StateGraph(MessagesState)
+    builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
+    builder.add_edge("__start__", "echo")
+    with sqlite3.connect(path, check_same_thread=False) as conn:
+        graph = builder.compile(checkpointer=SqliteSaver(conn))
+        for thread_id, text in threads:
+            graph.invoke(
+                {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}}
+            )
+    return path

@@ -73,32 +73,15 @@ def test_a_problem_the_command_line_can_name_is_one_line(
 def test_demo_counts_the_users_agentmem_chat_threads(
     tmp_path: Path, embeddings: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sqlite3
-
-    from langchain_core.messages import AIMessage, HumanMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import MessagesState, StateGraph
-
     from langchain_agentmem import AgentMemory
-    from langchain_agentmem.chat import chat_checkpoints
     from langchain_agentmem.cli import main
     from langchain_agentmem.integrations.graph import user_thread_id
+    from tests.stores import save_chat_threads
 
     url = f"sqlite:///{tmp_path / 'memory.db'}"
     with AgentMemory(url, embeddings=embeddings):  # type: ignore[arg-type]
         pass  # the store exists; alice has no records nor messages in it
-    path = chat_checkpoints(url)
-    assert path is not None
-    path.parent.mkdir(parents=True)
-    builder = StateGraph(MessagesState)
-    builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
-    builder.add_edge("__start__", "echo")
-    with sqlite3.connect(path, check_same_thread=False) as conn:
-        graph = builder.compile(checkpointer=SqliteSaver(conn))
-        for thread_id in (user_thread_id("alice", "t1"), user_thread_id("alice", "t2")):
-            graph.invoke(
-                {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": thread_id}}
-            )
+    save_chat_threads(url, [(user_thread_id("alice", t), "hi") for t in ("t1", "t2")])
     assert main(["demo", "--store", url, "--user", "alice"]) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "0 records, 0 chat threads and 2 `agentmem chat` threads" in line

@@ -26,7 +26,7 @@ from langchain_agentmem.backends.sql import SQLTransaction
 from langchain_agentmem.index import dense as dense_module
 from langchain_agentmem.index import persist
 from langchain_agentmem.policies.features import TEXTS
-from tests.stores import PG_URL, HashEmbeddings
+from tests.stores import PG_URL, HashEmbeddings, save_chat_threads
 
 SECRET = "My bank PIN is 4921 and my locker code is ZEBRA-7731."
 NEW_TEXT = "The user asked to change the locker note to: no code any more."
@@ -406,7 +406,6 @@ CRASHING_SAVE = """
 import os, signal, sys
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.index import persist
-from langchain_agentmem.policies.features import TEXTS
 from tests.stores import HashEmbeddings
 
 memory = AgentMemory(sys.argv[1], embeddings=HashEmbeddings())
@@ -618,11 +617,7 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
 ) -> None:
     import sqlite3
 
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import MessagesState, StateGraph
-
     from langchain_agentmem.backends.url import agentmem_home
-    from langchain_agentmem.chat import chat_checkpoints
     from langchain_agentmem.cli import main
     from langchain_agentmem.integrations.graph import user_thread_id
 
@@ -630,24 +625,13 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         mem.add(SECRET, namespace=user)
     home = agentmem_home()
-    path = chat_checkpoints(url)
-    assert path is not None
-    path.parent.mkdir(parents=True)
-    builder = StateGraph(MessagesState)
-    builder.add_node("echo", lambda state: {"messages": [AIMessage("ok")]})
-    builder.add_edge("__start__", "echo")
     threads = [
         (user_thread_id(user, "t1"), SECRET),
         (user_thread_id(user, "t2"), "Again: ZEBRA-7731"),
         (user_thread_id(neighbour, "t1"), "Another user, ZEBRA-7731 too."),
         (user_thread_id("bob", "t1"), OTHERS[1]),
     ]
-    with sqlite3.connect(path, check_same_thread=False) as conn:
-        graph = builder.compile(checkpointer=SqliteSaver(conn))
-        for thread_id, text in threads:  # as `agentmem chat` keys them
-            graph.invoke(
-                {"messages": [HumanMessage(text)]}, {"configurable": {"thread_id": thread_id}}
-            )
+    path = save_chat_threads(url, threads)  # as `agentmem chat` keys them
     before = [p for p in home.rglob("*") if p.is_file()]
     assert any(SECRET.encode() in p.read_bytes() for p in before)  # the test sees it
 
