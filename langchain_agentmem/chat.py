@@ -22,6 +22,7 @@ import re
 import sqlite3
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -246,17 +247,13 @@ def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool 
     return False
 
 
-def _message_ids(agent: Any, config: Any) -> set[str]:
-    """The ids of the messages the thread holds now."""
+def _drop_turn(agent: Any, config: Any, started: str) -> None:
+    """Remove from the thread the messages a failed turn added: the one with id ``started``
+    (the user's, which opened the turn) and every later one."""
     messages = agent.get_state(config).values.get("messages") or []
-    return {m.id for m in messages if m.id is not None}
-
-
-def _drop_turn(agent: Any, config: Any, before: set[str]) -> None:
-    """Remove from the thread the messages a failed turn added (those not in ``before``)."""
-    messages = agent.get_state(config).values.get("messages") or []
-    added = [m.id for m in messages if m.id is not None and m.id not in before]
-    if added:
+    ids = [m.id for m in messages]
+    if started in ids:
+        added = [i for i in ids[ids.index(started) :] if i is not None]
         agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
 
 
@@ -301,11 +298,9 @@ def _converse(
             stdout.flush()
             continue
         started = False
-        before = _message_ids(agent, config)
+        said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
         try:
-            for chunk, _ in agent.stream(
-                {"messages": [HumanMessage(text)]}, config, stream_mode="messages"
-            ):
+            for chunk, _ in agent.stream({"messages": [said]}, config, stream_mode="messages"):
                 if isinstance(chunk, AIMessageChunk) and chunk.text:
                     if not started:
                         stdout.write("assistant> ")
@@ -314,7 +309,7 @@ def _converse(
                     stdout.flush()
         except BaseException as exc:
             # A turn reported as failed (or interrupted) must not be replayed next time.
-            _drop_turn(agent, config, before)
+            _drop_turn(agent, config, str(said.id))
             why = explain(exc, base_url=base_url, model=model_name)
             if why is None:
                 raise

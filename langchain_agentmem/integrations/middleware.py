@@ -214,8 +214,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         that message to long-term memory."""
         namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        args = self._recall_args(state, namespace)
-        found = [] if query is None else recall(self.memory, query, **args)
+        found = (
+            []
+            if query is None
+            else recall(self.memory, query, **self._recall_args(state, namespace))
+        )
         said = self._said(state)
         if said:
             self.memory.add_many(**self._offer_args(said, namespace, thread))
@@ -225,8 +228,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         """Async :meth:`before_agent`."""
         namespace, thread = self._namespace(runtime)
         query = latest_query(state["messages"])
-        args = self._recall_args(state, namespace)
-        found = [] if query is None else await arecall(self.memory, query, **args)
+        found = (
+            []
+            if query is None
+            else await arecall(self.memory, query, **self._recall_args(state, namespace))
+        )
         said = self._said(state)
         if said:
             await self.memory.aadd_many(**self._offer_args(said, namespace, thread))
