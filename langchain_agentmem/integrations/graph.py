@@ -1,14 +1,16 @@
 """LangGraph nodes backed by ``AgentMemory``: recall, and a policy node that retains or forgets.
 
-The user (namespace) comes from ``config["configurable"]["user_id"]`` (the key is
-configurable), or on a LangGraph server with authentication from the authenticated
-identity (``langgraph_auth_user_id``), and the conversation from LangGraph's
-``thread_id``, so one compiled graph serves every user; what one thread of a user was
-told, the user's other threads recall, and no other user ever sees it. The nodes work with
-any checkpointer (``InMemorySaver``, ``SqliteSaver``, ``PostgresSaver``), sync (``invoke`` /
-``stream``) and async. The recall node keeps only record ids in the graph state, never a
-memory's text, so checkpoints hold no copy of what the user later deletes;
-:func:`memories_message` reads the texts from the memory when the prompt is built.
+The user (namespace) comes from ``config["configurable"]["user_id"]`` or from LangGraph's
+run context (``graph.invoke(..., context={"user_id": ...})``, a dict or an object of the
+graph's ``context_schema``; the key is configurable), or on a LangGraph server with
+authentication from the authenticated identity (``langgraph_auth_user_id``), and the
+conversation from LangGraph's ``thread_id``, so one compiled graph serves every user;
+what one thread of a user was told, the user's other threads recall, and no other user
+ever sees it. The nodes work with any checkpointer (``InMemorySaver``, ``SqliteSaver``,
+``PostgresSaver``), sync (``invoke`` / ``stream``) and async. The recall node keeps only
+record ids in the graph state, never a memory's text, so checkpoints hold no copy of what
+the user later deletes; :func:`memories_message` reads the texts from the memory when the
+prompt is built.
 
 Usage:
     .. code-block:: python
@@ -56,6 +58,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.config import get_config
 from langgraph.graph.message import add_messages
+from langgraph.runtime import get_runtime
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
@@ -161,11 +164,27 @@ def user_namespace(
         return check_namespace(authenticated, what=f"configurable[{AUTH_USER_KEY!r}]")
     if user is None:
         raise InvalidInputError(
-            f"no user id in the run config: pass config={{'configurable': {{{user_key!r}: "
-            f"'alice', 'thread_id': 't1'}}}} (memory is per user; it is never shared by "
+            f"no user id in the run config or context: pass config={{'configurable': "
+            f"{{{user_key!r}: 'alice', 'thread_id': 't1'}}}} or the run context "
+            f"context={{{user_key!r}: 'alice'}} (memory is per user; it is never shared by "
             "default)"
         )
-    return check_namespace(user, what=f"configurable[{user_key!r}]")
+    where = f"configurable[{user_key!r}]" if from_config is not None else f"context.{user_key}"
+    return check_namespace(user, what=where)
+
+
+def run_context() -> object:
+    """The context of the LangGraph run this is called in (``invoke(..., context=...)``);
+    ``None`` outside a graph run or when the run has none.
+
+    LangGraph hands it to a node as ``runtime.context``; nodes built as runnables (those of
+    this module) read it from the run (``langgraph.runtime.get_runtime``), sync or async.
+    """
+    try:
+        runtime = get_runtime()
+    except (RuntimeError, KeyError):  # outside a runnable, or a config without configurable
+        return None
+    return getattr(runtime, "context", None)
 
 
 def user_thread_id(user: str, thread: str) -> str:
@@ -307,32 +326,43 @@ def memory_refs(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
 
 
 def _run_namespace(
-    config: Mapping[str, Any] | None, namespace: str | None, user_key: str, what: str
+    config: Mapping[str, Any] | None,
+    context: object,
+    namespace: str | None,
+    user_key: str,
+    what: str,
 ) -> str:
-    """The namespace the memories are read from: ``namespace``, else the run's user."""
+    """The namespace the memories are read from: ``namespace``, else the run's user (from
+    its config or context, as the nodes read it)."""
     if namespace is not None:
-        if config is not None:
+        if config is not None or context is not None:
+            given = "config=" if config is not None else "context="
             raise InvalidInputError(
-                f"{what} got both config= and namespace={namespace!r}; pass one (the run's "
-                "config names the user)"
+                f"{what} got both {given} and namespace={namespace!r}; pass one (the run's "
+                "config or context names the user)"
             )
         return check_namespace(namespace)
+    if context is None:
+        context = run_context()
     if config is None:
         try:
             config = get_config()
         except RuntimeError:  # called outside a graph run
-            raise InvalidInputError(
-                f"{what} reads the memories from the memory and needs to know whose they "
-                "are: call it inside a graph node, or pass config= (the run's config) or "
-                "namespace="
-            ) from None
-    return user_namespace(config, _check_key(user_key, "user_key"))
+            if context is None:
+                raise InvalidInputError(
+                    f"{what} reads the memories from the memory and needs to know whose they "
+                    "are: call it inside a graph node, or pass config= (the run's config), "
+                    "context= (the run's context) or namespace="
+                ) from None
+            config = {}
+    return user_namespace(config, _check_key(user_key, "user_key"), context=context)
 
 
 def _plan(
     memories: object,
     memory: AgentMemory | None,
     config: Mapping[str, Any] | None,
+    context: object,
     namespace: str | None,
     user_key: str,
     what: str,
@@ -352,7 +382,7 @@ def _plan(
     ids = list(dict.fromkeys(rid for rid in map(item_id, items) if rid is not None))
     if not ids:
         return items, None, []
-    return items, _run_namespace(config, namespace, user_key, what), ids
+    return items, _run_namespace(config, context, namespace, user_key, what), ids
 
 
 def recalled_memories(
@@ -360,6 +390,7 @@ def recalled_memories(
     memory: AgentMemory,
     *,
     config: Mapping[str, Any] | None = None,
+    context: object = None,
     namespace: str | None = None,
     user_key: str = "user_id",
 ) -> list[MemoryRecord]:
@@ -376,18 +407,23 @@ def recalled_memories(
             records, or dicts with ``text``).
         memory: The store the recall node searched.
         config: The run's config; default: the config of the graph run this is called in.
-        namespace: The user's namespace, instead of reading it from the config.
-        user_key: The ``configurable`` key that names the user (as given to
+        context: The run's context (``runtime.context``); default: the context of the
+            graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config or context.
+        user_key: The ``configurable`` (or context) key that names the user (as given to
             :func:`recall_node`).
 
     Raises:
         InvalidTypeError: ``memories`` is not a list of references or records, or
             ``memory`` is not an ``AgentMemory``.
         InvalidInputError: the user cannot be told (outside a graph run without
-            ``config`` or ``namespace``; no user id in the config).
+            ``config``, ``context`` or ``namespace``; no user id in the config or context,
+            or two that disagree).
     """
     what = "recalled_memories"
-    items, ns, ids = _plan(memories, check_memory(memory), config, namespace, user_key, what)
+    items, ns, ids = _plan(
+        memories, check_memory(memory), config, context, namespace, user_key, what
+    )
     found = memory.get_many(ids, namespace=ns) if ns is not None else []
     return resolve_items(items, found)
 
@@ -397,12 +433,15 @@ async def arecalled_memories(
     memory: AgentMemory,
     *,
     config: Mapping[str, Any] | None = None,
+    context: object = None,
     namespace: str | None = None,
     user_key: str = "user_id",
 ) -> list[MemoryRecord]:
     """Async :func:`recalled_memories`."""
     what = "arecalled_memories"
-    items, ns, ids = _plan(memories, check_memory(memory), config, namespace, user_key, what)
+    items, ns, ids = _plan(
+        memories, check_memory(memory), config, context, namespace, user_key, what
+    )
     found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
     return resolve_items(items, found)
 
@@ -419,6 +458,7 @@ def memories_message(
     memory: AgentMemory | None = None,
     *,
     config: Mapping[str, Any] | None = None,
+    context: object = None,
     namespace: str | None = None,
     user_key: str = "user_id",
     header: str | None = DEFAULT_HEADER,
@@ -428,15 +468,18 @@ def memories_message(
 
     In a graph node, ``memories_message(state["memories"], memory)``: the state holds
     only record ids (see :func:`recall_node`), so the texts are read from ``memory`` now,
-    for the user of the run (its config); a memory deleted since it was recalled is not
-    told. Without ``memory``, only records or dicts that carry their ``text`` can be told.
+    for the user of the run (its config or context); a memory deleted since it was
+    recalled is not told. Without ``memory``, only records or dicts that carry their
+    ``text`` can be told.
 
     Args:
         memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
         memory: The store the recall node searched.
         config: The run's config; default: the config of the graph run this is called in.
-        namespace: The user's namespace, instead of reading it from the config.
-        user_key: The ``configurable`` key that names the user (as given to
+        context: The run's context (``runtime.context``); default: the context of the
+            graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config or context.
+        user_key: The ``configurable`` (or context) key that names the user (as given to
             :func:`recall_node`).
         header: The line written inside the block before the memories.
         formatter: Replaces :func:`format_memories` (a function of a list of
@@ -444,12 +487,14 @@ def memories_message(
 
     Raises:
         InvalidInputError: references without ``memory``; or the user cannot be told
-            (outside a graph run without ``config`` or ``namespace``, or no user id in the
-            config).
+            (outside a graph run without ``config``, ``context`` or ``namespace``, no user
+            id in the config or context, or two that disagree).
         InvalidTypeError: ``memories`` is not a list of references or records.
     """
     formatter = check_formatter(formatter)
-    items, ns, ids = _plan(memories, memory, config, namespace, user_key, "memories_message")
+    items, ns, ids = _plan(
+        memories, memory, config, context, namespace, user_key, "memories_message"
+    )
     if memory is None:
         return _message(as_records(items), formatter, header)
     found = memory.get_many(ids, namespace=ns) if ns is not None else []
@@ -461,6 +506,7 @@ async def amemories_message(
     memory: AgentMemory | None = None,
     *,
     config: Mapping[str, Any] | None = None,
+    context: object = None,
     namespace: str | None = None,
     user_key: str = "user_id",
     header: str | None = DEFAULT_HEADER,
@@ -468,7 +514,9 @@ async def amemories_message(
 ) -> SystemMessage | None:
     """Async :func:`memories_message` (reads the texts without blocking the event loop)."""
     formatter = check_formatter(formatter)
-    items, ns, ids = _plan(memories, memory, config, namespace, user_key, "amemories_message")
+    items, ns, ids = _plan(
+        memories, memory, config, context, namespace, user_key, "amemories_message"
+    )
     if memory is None:
         return _message(as_records(items), formatter, header)
     found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
@@ -505,13 +553,14 @@ def recall_node(
         k: Most memories to recall.
         min_score: Drop memories scoring below this (see ``AgentMemory.search``).
         mode: Search mode: ``"hybrid"``, ``"dense"`` or ``"lexical"``.
-        user_key: The ``configurable`` key that names the user (the namespace).
+        user_key: The ``configurable`` (or run context) key that names the user (the
+            namespace).
         messages_key: The state key holding the messages.
         output_key: The state key the memories are written to.
 
     Raises:
-        InvalidInputError: at run time, when the config names no user or the state has
-            no messages.
+        InvalidInputError: at run time, when neither the config nor the run context names
+            a user, they name two, or the state has no messages.
     """
     memory = check_memory(memory)
     k = check_k(k)
@@ -522,7 +571,7 @@ def recall_node(
     output_key = _check_key(output_key, "output_key")
 
     def _query(state: object, config: RunnableConfig) -> tuple[str, str | None, set[str]]:
-        namespace = user_namespace(config, user_key)
+        namespace = user_namespace(config, user_key, context=run_context())
         messages = state_messages(state, messages_key)
         return namespace, latest_query(messages), shown_texts(messages)
 
@@ -633,7 +682,8 @@ def policy_node(
         max_tokens: Token budget of the state's messages (``None``: no budget).
         token_counter: Counts tokens of a message list (default: LangChain's approximate
             counter); a chat model works too.
-        user_key: The ``configurable`` key that names the user (the namespace).
+        user_key: The ``configurable`` (or run context) key that names the user (the
+            namespace).
         messages_key: The state key holding the messages.
         source: Stored in each record's metadata as ``source``.
     """
@@ -659,7 +709,7 @@ def policy_node(
     def _plan(
         state: object, config: RunnableConfig
     ) -> tuple[str, str | None, list[TurnItem], list[BaseMessage]]:
-        namespace = user_namespace(config, user_key)
+        namespace = user_namespace(config, user_key, context=run_context())
         thread = run_thread(config)
         messages = state_messages(state, messages_key)
         done = state.get("remembered") if isinstance(state, Mapping) else None

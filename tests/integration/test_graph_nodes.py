@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import psycopg
 import pytest
@@ -52,6 +53,7 @@ def build(
     llm: RecordingChatModel,
     checkpointer: BaseCheckpointSaver[Any] | None,
     interrupt_before: list[str] | None = None,
+    context_schema: type[Any] | None = None,
     **policy: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     def chat(state: RecallState) -> dict[str, Any]:
@@ -64,7 +66,7 @@ def build(
         prompt = [system, *state["messages"]] if system else state["messages"]
         return {"messages": [await llm.ainvoke(prompt)]}
 
-    builder = StateGraph(RecallState)
+    builder = StateGraph(RecallState, context_schema=context_schema)
     builder.add_node("recall", recall_node(memory, k=3))
     builder.add_node("chat", RunnableLambda(chat, afunc=achat))
     builder.add_node("remember", policy_node(memory, **policy))
@@ -206,6 +208,124 @@ def test_recall_with_postgres_saver(pg_url: str, embeddings: Any, llm: Recording
     finally:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+# -- the user from LangGraph's run context -----------------------------------------------------
+@dataclass
+class UserContext:
+    """A run context as a dataclass (LangGraph's ``context_schema``)."""
+
+    user_id: str
+
+
+class UserContextDict(TypedDict):
+    """A run context as a TypedDict."""
+
+    user_id: str
+
+
+def thread(name: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": name}}
+
+
+@pytest.mark.parametrize(
+    "context",
+    [UserContext, UserContextDict, None],
+    ids=["dataclass", "typeddict", "no-schema"],
+)
+@pytest.mark.parametrize("run", ["sync", "async"])
+async def test_nodes_read_the_user_from_the_run_context(
+    memory: AgentMemory, llm: RecordingChatModel, context: type[Any] | None, run: str
+) -> None:
+    """``invoke(..., context=...)`` with no configurable user: every node finds the user."""
+    graph = build(memory, llm, InMemorySaver(), context_schema=context)
+
+    def ctx(user: str) -> Any:
+        return UserContext(user) if context is UserContext else {"user_id": user}
+
+    async def turn(text: str, user: str, name: str) -> dict[str, Any]:
+        state = {"messages": [HumanMessage(text)]}
+        if run == "sync":
+            return graph.invoke(state, thread(name), context=ctx(user))
+        return await graph.ainvoke(state, thread(name), context=ctx(user))
+
+    await turn("My cat is called Miso.", "alice", "t1")
+    out = await turn("What is my cat's name?", "alice", "t2")
+    check_recall_across_threads(memory, llm, graph)  # told from memory, read by id
+    assert [r.text for r in recalled_memories(out["memories"], memory, namespace="alice")] == [
+        "My cat is called Miso."
+    ]
+    await turn("What is my cat's name?", "bob", "t3")
+    assert "Miso" not in llm.prompt_text(-1)
+    assert {r.text for r in memory.records("bob")} == {"What is my cat's name?"}
+
+
+async def test_recalled_memories_in_a_node_read_the_user_from_the_context(
+    memory: AgentMemory,
+) -> None:
+    memory.add(CAT, namespace="alice", metadata={"role": "human"})
+    recall = recall_node(memory)
+    told: list[list[str]] = []
+
+    def chat(state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        refs = recall.invoke(state, config)["memories"]
+        told.append([r.text for r in recalled_memories(refs, memory)])
+        told.append([r.text for r in recalled_memories(refs, memory, config=config)])
+        return {}
+
+    async def achat(state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        refs = (await recall.ainvoke(state, config))["memories"]
+        told.append([r.text for r in await arecalled_memories(refs, memory)])
+        message = await amemories_message(refs, memory, config=config)
+        told.append([CAT] if message is not None and CAT in message.text else [])
+        return {}
+
+    builder = StateGraph(RecallState, context_schema=UserContext)
+    builder.add_node("chat", RunnableLambda(chat, afunc=achat))
+    builder.add_edge(START, "chat")
+    graph = builder.compile()
+    question = {"messages": [HumanMessage("my cat?")]}
+    graph.invoke(question, context=UserContext("alice"))
+    await graph.ainvoke(question, context=UserContext("alice"))
+    assert told == [[CAT]] * 4
+    told.clear()
+    graph.invoke(question, context=UserContext("bob"))
+    assert told == [[], []]
+
+
+def test_a_config_and_a_context_naming_two_users_are_refused(memory: AgentMemory) -> None:
+    graph = build(
+        memory, RecordingChatModel.replying(), InMemorySaver(), context_schema=UserContext
+    )
+    config: RunnableConfig = cfg("alice", "t1")
+    with pytest.raises(InvalidInputError, match=r"two users.*'alice'.*'bob'"):
+        graph.invoke({"messages": [HumanMessage("secret")]}, config, context=UserContext("bob"))
+    node = policy_node(memory)
+    builder = StateGraph(RecallState, context_schema=UserContextDict)
+    builder.add_node("remember", node)
+    builder.add_edge(START, "remember")
+    with pytest.raises(InvalidInputError, match="two users"):
+        builder.compile().invoke(
+            {"messages": [HumanMessage("secret")]}, config, context={"user_id": "bob"}
+        )
+    assert memory.namespaces() == []
+    # The same user in both is one user.
+    graph.invoke({"messages": [HumanMessage("Hi.")]}, config, context=UserContext("alice"))
+    assert [r.text for r in memory.records("alice")] == ["Hi."]
+
+
+async def test_no_user_in_config_or_context_is_an_error_that_names_both(
+    memory: AgentMemory,
+) -> None:
+    graph = build(
+        memory, RecordingChatModel.replying(), InMemorySaver(), context_schema=UserContextDict
+    )
+    with pytest.raises(InvalidInputError, match=r"no user id.*configurable.*context=") as info:
+        graph.invoke({"messages": [HumanMessage("secret")]}, thread("x"), context={})
+    with pytest.raises(InvalidInputError, match=r"no user id.*context="):
+        await graph.ainvoke({"messages": [HumanMessage("secret")]}, thread("x"))
+    assert "user_id" in str(info.value)
+    assert memory.namespaces() == []
 
 
 # -- the graph state keeps record ids, never memory text -------------------------------------
