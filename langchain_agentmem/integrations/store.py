@@ -11,7 +11,12 @@ How LangGraph items map onto memory records:
   distinct tuples never share a namespace. Reserved namespaces are unreachable from every
   other surface (a user id, a config, a model argument cannot name them), and only the
   canonical spelling of a tuple is read back.
-- An item's key is its record id in that namespace (ids are unique per namespace).
+- An item's key is its record id in that namespace (ids are unique per namespace). Any
+  ``str`` LangGraph's own stores take is a key, ``""`` and blank ones included: a blank
+  key (record ids are never blank), and a key that starts with ``"\x1fk"``, is kept under
+  the id ``"\x1fk"`` + the key, so every key has one id and no two keys share one.
+  Refused, as no store can keep them alike: NUL characters and lone surrogates (PostgreSQL
+  text holds neither) and keys over 512 characters (510 for escaped ones).
 - Each indexed field (a LangGraph path: ``"$"`` for the whole value, ``"a.b"``,
   ``"a[*].c"``, ...) is embedded on its own; a query scores an item by its best field
   (cosine similarity), as LangGraph's stores do. The value, the field vectors and the TTL
@@ -91,6 +96,55 @@ _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_e
 _NAME = r"[^.\[\]{},]+"
 _SEGMENT = rf"(?:{_NAME}|\{{{_NAME}(?:,{_NAME})*\}})(?:\[(?:\*|-?\d+)\])*"
 _PATH = re.compile(rf"^(?:\$|{_SEGMENT}(?:\.{_SEGMENT})*)$")
+KEY_ESCAPE = STORE_MARK + "k"
+"""What the record id of a key starts with when the key cannot be an id as it is (a blank
+one: ids are never blank) or itself starts with this (so every key has one id)."""
+
+
+def key_record_id(key: object) -> str:
+    """The record id that keeps the item of store key ``key``.
+
+    Raises:
+        InvalidTypeError: ``key`` is not a str.
+        InvalidInputError: no store could keep it: a NUL character or a lone surrogate
+            (PostgreSQL text holds neither), or too long for a record id.
+    """
+    if not isinstance(key, str):
+        raise InvalidTypeError(
+            f"key must be a str, got {type(key).__name__} {key!r:.60}; pass the key as a "
+            "string such as 'diet'"
+        )
+    if "\x00" in key:
+        raise InvalidInputError(
+            f"key {key!r:.60} contains a NUL character at position {key.index(chr(0))}, "
+            "which PostgreSQL text cannot hold (every store refuses it alike); remove it"
+        )
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"key {key!r:.60} is not valid Unicode ({exc.reason} at position {exc.start}), "
+            "so no database can store it as text; remove lone surrogates"
+        ) from None
+    escaped = not key.strip() or key.startswith(KEY_ESCAPE)
+    record_id = KEY_ESCAPE + key if escaped else key
+    if len(record_id) > MAX_NAME_LENGTH:
+        room = MAX_NAME_LENGTH - len(KEY_ESCAPE)
+        if escaped:
+            raise InvalidInputError(
+                f"key is {len(key)} characters long; a key that is blank or starts with "
+                f"{KEY_ESCAPE!r} is stored escaped and takes at most {room}: shorten it"
+            )
+        raise InvalidInputError(
+            f"key is {len(key)} characters long; use at most {MAX_NAME_LENGTH} (the longest "
+            "record id)"
+        )
+    return record_id
+
+
+def record_key(record_id: str) -> str:
+    """The store key of the item a record keeps (the inverse of :func:`key_record_id`)."""
+    return record_id[len(KEY_ESCAPE) :] if record_id.startswith(KEY_ESCAPE) else record_id
 
 
 def check_fields(fields: object, *, what: str = "fields") -> list[str]:
@@ -452,7 +506,7 @@ class AgentMemoryStore(BaseStore):
         created = record.created_at or _EPOCH
         return Item(
             namespace=namespace,
-            key=record.id,
+            key=record_key(record.id),
             value=value,
             created_at=created,
             updated_at=record.updated_at or created,
@@ -488,9 +542,9 @@ class AgentMemoryStore(BaseStore):
     # -- writes ----------------------------------------------------------------------------
     def _write(self, op: PutOp, paths: list[str], texts: list[str], vectors: Vector) -> None:
         ns = self.memory_namespace(op.namespace)
-        key = check_name(op.key, what="key")
+        rid = key_record_id(op.key)
         if op.value is None:
-            self.memory.delete(key, namespace=ns, missing_ok=True)
+            self.memory.delete(rid, namespace=ns, missing_ok=True)
             return
         minutes = self._ttl_minutes(op)
         meta: dict[str, Any] = {"lg_value": dict(op.value), "lg_ttl": minutes}
@@ -500,17 +554,17 @@ class AgentMemoryStore(BaseStore):
             mean = vectors.mean(axis=0)
             primary = mean if float(np.linalg.norm(mean)) > 1e-6 else vectors[0]
             self.memory.put(
-                key,
+                rid,
                 "\n".join(texts),
                 namespace=ns,
                 metadata=meta,
                 ttl=None if minutes is None else timedelta(minutes=minutes),
                 embedding=primary,
             )
-        else:  # stored and gettable, never ranked by a query
+        else:  # stored and gettable, never ranked by a query; the id is its (non-blank) text
             self.memory.put(
-                key,
-                key,
+                rid,
+                rid,
                 namespace=ns,
                 metadata=meta,
                 ttl=None if minutes is None else timedelta(minutes=minutes),
@@ -520,7 +574,7 @@ class AgentMemoryStore(BaseStore):
         if not op.namespace:
             raise InvalidInputError("namespace is empty; pass a tuple such as ('memories', 'u1')")
         self._checked_namespace(tuple(op.namespace))
-        check_name(op.key, what="key")
+        key_record_id(op.key)
         if op.value is None:
             return
         if not isinstance(op.value, Mapping):
@@ -572,7 +626,7 @@ class AgentMemoryStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         ns = self.memory_namespace(op.namespace)
-        found = self.memory.get_many([check_name(op.key, what="key")], namespace=ns)
+        found = self.memory.get_many([key_record_id(op.key)], namespace=ns)
         item = self._item(found[0], tuple(op.namespace)) if found else None
         if item is not None and op.refresh_ttl:
             self._refresh(ns, found)
@@ -723,7 +777,7 @@ class AgentMemoryStore(BaseStore):
                 self._check_put(op)
             elif isinstance(op, GetOp):
                 self._checked_namespace(tuple(op.namespace))
-                check_name(op.key, what="key")
+                key_record_id(op.key)
             elif isinstance(op, SearchOp):
                 self._checked_namespace(tuple(op.namespace_prefix), what="namespace_prefix")
                 if op.limit < 1 or op.offset < 0:

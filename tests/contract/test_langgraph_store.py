@@ -228,6 +228,72 @@ def test_bad_input_is_refused_before_anything_changes(memory: AgentMemory) -> No
     assert store.get(("t",), "other") is None  # the whole batch was refused
 
 
+ODD_KEYS = ["", " ", "\t\n", "\x1f", "\x1fk", "\x1fk ", "\x1fkx", "x", "k", "  x  ", "é/%2F"]
+"""Keys LangGraph's stores take as they are: empty, blank, ones that start like the escape
+of a blank key, and plain ones; none may land on another."""
+
+
+async def test_odd_keys_behave_as_in_langgraphs_in_memory_store(store: AgentMemoryStore) -> None:
+    theirs = InMemoryStore()
+    ns = ("memories", "alice")
+
+    def seen(st: Any) -> dict[str, Any]:
+        got = {k: st.get(ns, k) for k in ODD_KEYS}
+        return {k: None if item is None else (item.key, item.value) for k, item in got.items()}
+
+    def listed(st: Any) -> list[tuple[str, Any]]:
+        return sorted((h.key, h.value) for h in st.search(ns, limit=100))
+
+    for st in (store, theirs):
+        for i, key in enumerate(ODD_KEYS):
+            st.put(ns, key, {"n": i}, index=False if i % 2 else None)
+    assert seen(store) == seen(theirs) == {k: (k, {"n": i}) for i, k in enumerate(ODD_KEYS)}
+    assert listed(store) == listed(theirs)
+    ranked = store.search(ns, query="n", limit=100)
+    assert sorted(h.key for h in ranked) == sorted(ODD_KEYS)
+    for st in (store, theirs):
+        st.put(ns, "", {"n": "again"})  # overwrite
+        st.delete(ns, " ")
+        st.batch([PutOp(ns, "\x1fk", {"n": "batch"}), PutOp(ns, "\t\n", None)])
+        await st.aput(ns, "\x1f", {"n": "async"})
+    assert seen(store) == seen(theirs)
+    assert listed(store) == listed(theirs)
+    assert seen(store)[""] == ("", {"n": "again"}) and seen(store)[" "] is None
+    assert await store.aget(ns, "") == store.get(ns, "")
+    # Still one record per key, in the namespace's memory, and no other namespace touched.
+    assert len(store.memory.records(store.memory_namespace(ns))) == len(listed(theirs))
+    assert store.list_namespaces() == [ns]
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("a\x00b", "NUL character at position 1, which PostgreSQL text cannot hold"),
+        ("\x00", "NUL character at position 0, which PostgreSQL text cannot hold"),
+        ("a\ud800", "not valid Unicode .* no database can store it"),
+        ("k" * 513, "513 characters long; use at most 512 \\(the longest record id\\)"),
+        (" " * 511, "blank or starts with .* stored escaped and takes at most 510"),
+    ],
+    ids=["nul", "only-nul", "surrogate", "too-long", "long-blank"],
+)
+def test_keys_no_store_can_keep_are_refused_and_change_nothing(
+    store: AgentMemoryStore, key: str, why: str
+) -> None:
+    """LangGraph's in-memory store takes any str; PostgreSQL text holds no NUL and no lone
+    surrogate, and keys are bounded: refused, by name, before anything is written."""
+    ns = ("t",)
+    store.put(ns, "keep", {"v": 1})
+    for call in (
+        lambda: store.put(ns, key, {"v": 2}),
+        lambda: store.get(ns, key),
+        lambda: store.delete(ns, key),
+        lambda: store.batch([PutOp(ns, "other", {"v": 3}), PutOp(ns, key, {"v": 4})]),
+    ):
+        with pytest.raises(InvalidInputError, match=why):
+            call()
+    assert [(h.key, h.value) for h in store.search(ns)] == [("keep", {"v": 1})]
+
+
 LONG_LABEL = "用户" * 29
 """58 characters, 522 percent-encoded: over the 508 a store namespace's labels may take."""
 
