@@ -198,19 +198,26 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agentmem``: every command reads ``.env`` (``AGENTMEM_HOME`` and the
     model's settings) alike; a problem it can name ends it with one line on stderr
-    (``agentmem COMMAND: ...``) and exit code 1, not a traceback."""
+    (``agentmem COMMAND: ...``) and exit code 1, not a traceback; a reader of its output
+    that went away (``| head``) ends it quietly with exit code 141."""
     from langchain_agentmem.errors import AgentMemoryError
     from langchain_agentmem.models import load_env
+    from langchain_agentmem.pipes import to_stdout
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
+
+    def run() -> int:
         load_env()  # so export / import / forget find the store chat and demo wrote to
         code: int = args.func(args)
+        return code
+
+    try:
+        # A reader that went away (`agentmem export --out - | head -1`) ends it quietly, 141.
+        return to_stdout(run)
     except (AgentMemoryError, OSError, sqlite3.Error) as exc:
         print(f"agentmem {args.command}: {exc}", file=sys.stderr)
         return 1
-    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

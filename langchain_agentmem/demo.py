@@ -180,4 +180,6 @@ def session_two(out: TextIO, url: str, user: str, k: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(session_two(sys.stdout, sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    from langchain_agentmem.pipes import to_stdout
+
+    sys.exit(to_stdout(lambda: session_two(sys.stdout, sys.argv[1], sys.argv[2], int(sys.argv[3]))))

@@ -523,3 +523,87 @@ def test_every_command_finds_the_store_that_dotenv_names(
     assert "1 records" in forgot.stdout
     with AgentMemory(f"sqlite:///{home / 'memory.db'}", embeddings=hash_embeddings) as mem:
         assert mem.records("alice") == []
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "langchain_agentmem.cli", *args]
+
+
+def test_cli_export_to_a_reader_that_goes_away_exits_quietly_and_changes_nothing(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    """``agentmem export --out - | head -1``: the pipe closes after the first line, with
+    far more than a pipe holds still to write."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add_many(
+            [f"Fact {i} about Alice: " + "x" * 2000 for i in range(400)], namespace="alice"
+        )
+        before = _snapshot(mem, "alice"), [d.seq for d in mem.decisions("alice")]
+    with subprocess.Popen(
+        _cli("export", "--store", url, "--user", "alice", "--out", "-"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as reader:
+        assert reader.stdout is not None and reader.stderr is not None
+        first = json.loads(reader.stdout.readline())
+        reader.stdout.close()  # as `head -1` does
+        err = reader.stderr.read()
+        code = reader.wait(timeout=300)
+    assert first["format"] == "langchain-agentmem" and first["records"] == 400
+    assert (code, err) == (141, "")  # no traceback, no "Broken pipe" line
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        assert (_snapshot(mem, "alice"), [d.seq for d in mem.decisions("alice")]) == before
+
+    # Import writes nothing to stdout: a closed one changes nothing for it.
+    whole = tmp_path / "alice.jsonl"
+    assert main(["export", "--store", url, "--user", "alice", "--out", str(whole)]) == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            _cli("import", "--store", f"sqlite:///{tmp_path / 'n.db'}", "--in", str(whole)),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert "imported 400 records" in done.stderr
+    with AgentMemory(f"sqlite:///{tmp_path / 'n.db'}", embeddings=hash_embeddings) as mem:
+        assert len(mem.records("alice")) == 400
+
+
+def test_every_command_exits_quietly_when_its_stdout_is_gone(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    """A reader that closed before the command wrote (``agentmem forget ... | true``): what
+    the command did stands, it says nothing and exits 141; the demo's second process too."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        mem.add("Erase me.", namespace="alice")
+    commands = [
+        _cli("forget", "--store", url, "--user", "alice", "--yes"),
+        [sys.executable, "-m", "langchain_agentmem.demo", url, "bob", "3"],
+    ]
+    for command in commands:
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run(
+                command,
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+        finally:
+            os.close(write_end)
+        assert (done.returncode, done.stderr) == (141, ""), command
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        assert mem.records("alice") == []  # the erase went through
