@@ -10,27 +10,34 @@ another store is another memory: neither its recall nor its conversations are sh
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
 handled here: never sent to the model, never stored. A model error ends the chat with
-one line saying what to do and a non-zero exit; Ctrl-C and end of input end it quietly. A
-failed or interrupted turn is removed from the thread, so it is never replayed.
+one line saying what to do and a non-zero exit; Ctrl-C (at once, even while a reply is
+awaited) and end of input end it quietly. A failed or interrupted turn is removed from the
+thread, so it is never replayed. One session at a time holds a thread: a second one on the
+same thread is refused (:func:`hold_thread`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
+import os
+import queue
 import re
+import signal
 import sqlite3
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langchain_agentmem.backends.sqlite import create_private
+from langchain_agentmem.backends.sqlite import create_private, private_folders
 from langchain_agentmem.backends.url import (
     agentmem_home,
     default_store_url,
@@ -92,6 +99,82 @@ def chat_checkpoints(store: str | None) -> Path | None:
     return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
 
 
+class ThreadInUseError(Exception):
+    """Another ``agentmem chat`` process holds the thread (see :func:`hold_thread`)."""
+
+
+def thread_lock(path: Path, thread_id: str) -> Path:
+    """The lock file of one thread of the checkpoint file ``path``: in the folder
+    ``<path>.locks``, named by a digest of the file and the thread id (never a user's name)."""
+    identity = f"{path.resolve()}\0{thread_id}"
+    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
+    return path.with_name(f"{path.name}.locks") / f"{digest}.lock"
+
+
+def _try_lock(lock: Path) -> int | None:
+    """An open descriptor of ``lock`` holding its exclusive lock, or ``None`` if another
+    process holds it."""
+    import fcntl
+
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        # The holder before removes the file when it ends: lock the file that is there now.
+        try:
+            mine, there = os.fstat(fd), os.stat(lock)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        if (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino):
+            return fd
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def hold_thread(path: Path | None, thread_id: str) -> Iterator[None]:
+    """Hold ``thread_id`` of the checkpoint file ``path`` for this process while the block runs.
+
+    The lock is an exclusive ``flock`` of a private file (:func:`thread_lock`), so the
+    system releases it when the process ends, however it ends; the file is removed when the
+    block ends. An in-memory store's conversation (``path`` is ``None``) is this process's
+    alone: nothing is locked; nor where ``flock`` does not exist (Windows).
+
+    Raises:
+        ThreadInUseError: Another process holds the thread.
+    """
+    if path is None or sys.platform == "win32":
+        yield
+        return
+    lock = thread_lock(path, thread_id)
+    private_folders(lock.parent)
+    fd = _try_lock(lock)
+    if fd is None:
+        raise ThreadInUseError(thread_id)
+    try:
+        yield
+    finally:
+        # Removed while held: a process that opened it meanwhile sees it gone and retries.
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _forget_locks(path: Path, thread_ids: list[str]) -> None:
+    """Remove the lock files a killed session left for ``thread_ids`` (held ones stay)."""
+    if sys.platform == "win32":
+        return
+    for thread_id in thread_ids:
+        lock = thread_lock(path, thread_id)
+        if lock.exists():
+            fd = _try_lock(lock)
+            if fd is not None:
+                lock.unlink(missing_ok=True)
+                os.close(fd)
+
+
 def _thread_ids(conn: sqlite3.Connection, prefix: str) -> tuple[set[str], list[str]]:
     """The checkpoint file's tables, and its thread ids that start with ``prefix``."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -138,6 +221,7 @@ def forget_chat_threads(user: str, store: str | None = None) -> int:
                 conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _forget_locks(path, ids)
     return len(ids)
 
 
@@ -147,6 +231,7 @@ MODEL_TIMEOUT = 120.0
 """Seconds chat waits for the model server to connect or send more of its reply."""
 
 EXIT_MODEL_ERROR = 1
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
@@ -257,10 +342,186 @@ def _drop_turn(agent: Any, config: Any, started: str) -> None:
         agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
 
 
+class TurnInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a reply: the turn was taken out of the thread, but its model call may
+    still run in a thread of this process, which the interpreter would wait for at exit
+    (:func:`main_chat` ends the process at once instead)."""
+
+
+class ChatSaver(SqliteSaver):
+    """LangGraph's SQLite checkpointer that can take a thread back to an earlier checkpoint
+    and be sealed, refusing any later write (a turn left running after Ctrl-C)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self._seal = threading.Lock()
+        self._sealed = False
+
+    def _check(self) -> None:
+        if self._sealed:
+            raise RuntimeError("this chat turn was interrupted: its writes are refused")
+
+    def put(self, *args: Any, **kwargs: Any) -> Any:
+        """Store a checkpoint, unless sealed."""
+        with self._seal:
+            self._check()
+            return super().put(*args, **kwargs)
+
+    def put_writes(self, *args: Any, **kwargs: Any) -> None:
+        """Store a task's writes, unless sealed."""
+        with self._seal:
+            self._check()
+            super().put_writes(*args, **kwargs)
+
+    def latest(self, thread_id: str) -> str | None:
+        """The id of the thread's newest checkpoint (``None`` for a new thread)."""
+        with self.cursor(transaction=False) as cur:
+            cur.execute(
+                "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (thread_id,)
+            )
+            row = cur.fetchone()
+        return None if row is None else row[0]
+
+    def rewind(self, thread_id: str, to: str | None, *, seal: bool = False) -> None:
+        """Delete the thread's checkpoints and writes newer than checkpoint ``to`` (all of
+        them when ``None``), in one transaction; with ``seal``, refuse every write after."""
+        # Checkpoint ids grow with time (uuid6): the newest is the thread's state.
+        where, args = "thread_id = ?", [thread_id]
+        if to is not None:
+            where, args = f"{where} AND checkpoint_id > ?", [thread_id, to]
+        with self._seal:
+            self._sealed = self._sealed or seal
+            with self.cursor() as cur:
+                cur.execute(f"DELETE FROM writes WHERE {where}", args)
+                cur.execute(f"DELETE FROM checkpoints WHERE {where}", args)
+            if seal:
+                # The process ends without closing the file: leave no copy in its log.
+                with self.cursor(transaction=False) as cur:
+                    cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextlib.contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Ignore Ctrl-C while the block runs (so taking a turn back is never cut short)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+_DONE = object()
+"""Put on a turn's queue when the turn ended well."""
+
+
+def _stream_turn(agent: Any, said: HumanMessage, config: Any, out: queue.SimpleQueue[Any]) -> None:
+    """Run one turn: each text chunk of the reply on ``out``, then the error or ``_DONE``."""
+    try:
+        for chunk, _ in agent.stream({"messages": [said]}, config, stream_mode="messages"):
+            if isinstance(chunk, AIMessageChunk) and chunk.text:
+                out.put(chunk.text)
+    except BaseException as exc:
+        out.put(exc)
+    else:
+        out.put(_DONE)
+
+
+class _Reply:
+    """Writes a reply as it streams in."""
+
+    def __init__(self, stdout: TextIO) -> None:
+        self.stdout = stdout
+        self.started = False
+
+    def write(self, text: str) -> None:
+        if not self.started:
+            self.stdout.write("assistant> ")
+            self.started = True
+        self.stdout.write(text)
+        self.stdout.flush()
+
+    def end(self) -> None:
+        self.stdout.write("\n" if self.started else "assistant> (no text in the reply)\n")
+        self.stdout.flush()
+
+
+def _answer(agent: Any, said: HumanMessage, config: Any, reply: _Reply) -> BaseException | None:
+    """Stream the reply to ``said``; returns the error that ended the turn, if any.
+
+    LangGraph waits for a running model call before it lets a Ctrl-C out of ``stream``
+    (its executor joins its threads), so the turn runs in a thread of its own and this
+    one only waits on what it streams: Ctrl-C raises here at once.
+    """
+    out: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    worker = threading.Thread(
+        target=_stream_turn, args=(agent, said, config, out), name="agentmem-chat-turn"
+    )
+    worker.daemon = True  # what it waits on (the model) must not hold up the exit
+    worker.start()
+    while True:
+        try:
+            item = out.get(timeout=0.5)  # a timeout: some platforms defer Ctrl-C while blocked
+        except queue.Empty:
+            continue
+        if item is _DONE:
+            return None
+        if isinstance(item, BaseException):
+            return item
+        reply.write(item)
+
+
+class _ChatThread:
+    """One thread of the chat: where a turn starts, and how a turn is taken back."""
+
+    def __init__(self, agent: Any, config: Any, saver: Any) -> None:
+        self.agent = agent
+        self.config = config
+        self.saver = saver if isinstance(saver, ChatSaver) else None
+        self.thread_id: str = config["configurable"]["thread_id"]
+
+    def mark(self) -> str | None:
+        """Where the next turn starts (the newest checkpoint of a file-backed thread)."""
+        return None if self.saver is None else self.saver.latest(self.thread_id)
+
+    def drop(self, mark: str | None, said: HumanMessage) -> None:
+        """Take back a turn that ended (a failed model call)."""
+        if self.saver is not None:
+            self.saver.rewind(self.thread_id, mark)
+        else:
+            _drop_turn(self.agent, self.config, str(said.id))
+
+    def abandon(self, mark: str | None) -> None:
+        """Take back a turn that may still be running, and refuse what it writes later. An
+        in-memory thread ends with the chat: there is nothing to take back."""
+        if self.saver is not None:
+            self.saver.rewind(self.thread_id, mark, seal=True)
+
+
+class _Notes(logging.Handler):
+    """Collects what the middleware warns of during a turn (a reply too long to remember),
+    to be told after the reply rather than inside it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def tell(self, stderr: TextIO) -> None:
+        lines, self.lines = self.lines, []
+        for line in lines:
+            stderr.write(f"agentmem chat: {line}\n")
+        stderr.flush()
+
+
 def _converse(
-    agent: Any,
+    turns: _ChatThread,
     memory: AgentMemory,
-    config: Any,
+    notes: _Notes,
     *,
     user: str,
     thread: str,
@@ -270,7 +531,11 @@ def _converse(
     base_url: str | None,
     model_name: str,
 ) -> int:
-    """The read-answer loop; returns the exit status."""
+    """The read-answer loop; returns the exit status.
+
+    Raises:
+        TurnInterrupted: Ctrl-C during a reply (the turn is out of the thread).
+    """
     read = _reader(stdin, stdout)
     interactive = stdin.isatty()
     stdout.write(f"agentmem chat: user {user!r}, thread {thread!r}. /help for commands.\n")
@@ -290,37 +555,47 @@ def _converse(
             continue
         limit = memory.limits.max_text_chars
         if len(text) > limit:
-            # The memory would refuse it after the model answered: refuse it before.
+            # The memory would not keep it: refuse it before it is sent.
             stdout.write(
                 f"that line is {len(text):,} characters long; this memory keeps at most "
                 f"{limit:,} per message: send it in smaller parts (nothing was sent)\n"
             )
             stdout.flush()
             continue
-        started = False
         said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
+        reply = _Reply(stdout)
+        mark = turns.mark()
         try:
-            for chunk, _ in agent.stream({"messages": [said]}, config, stream_mode="messages"):
-                if isinstance(chunk, AIMessageChunk) and chunk.text:
-                    if not started:
-                        stdout.write("assistant> ")
-                        started = True
-                    stdout.write(chunk.text)
-                    stdout.flush()
-        except BaseException as exc:
-            # A turn reported as failed (or interrupted) must not be replayed next time.
-            _drop_turn(agent, config, str(said.id))
-            why = explain(exc, base_url=base_url, model=model_name)
+            failed = _answer(turns.agent, said, turns.config, reply)
+        except KeyboardInterrupt:
+            with _no_interrupts():
+                # A turn the user stopped must not be replayed next time, nor written after.
+                turns.abandon(mark)
+                stdout.write("\n")  # after the reply so far, or the terminal's ^C
+                stdout.flush()
+            raise TurnInterrupted from None
+        if failed is not None:
+            # A turn reported as failed must not be replayed next time.
+            turns.drop(mark, said)
+            why = explain(failed, base_url=base_url, model=model_name)
             if why is None:
-                raise
-            if started:
+                raise failed
+            if reply.started:
                 stdout.write("\n")
                 stdout.flush()
             stderr.write(f"agentmem chat: {why}\n")
             return EXIT_MODEL_ERROR
-        stdout.write("\n" if started else "assistant> (no text in the reply)\n")
-        stdout.flush()
+        reply.end()
+        notes.tell(stderr)
     return 0
+
+
+def _in_use(user: str, thread: str) -> str:
+    return (
+        f"agentmem chat: thread {thread!r} of user {user!r} is open in another agentmem chat "
+        "(on this store, in this AGENTMEM_HOME); finish that one first, or pass --thread NAME "
+        "to start another conversation\n"
+    )
 
 
 def run_chat(
@@ -334,34 +609,47 @@ def run_chat(
     k: int,
     remember_replies: bool = False,
 ) -> int:
-    """Chat until ``/quit`` or end of input; returns the exit status."""
+    """Chat until ``/quit`` or end of input; returns the exit status (2: no model configured,
+    or another session has the thread).
+
+    Raises:
+        TurnInterrupted: Ctrl-C during a reply: the turn is out of the thread, and this
+            process should end now (its model call may still be running).
+    """
     llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT)
     if llm is None:
         stderr.write(NO_MODEL)
-        return 2
+        return EXIT_USAGE
     from langchain.agents import create_agent
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
+    from langchain_agentmem.integrations import middleware
 
     base_url = getattr(llm, "openai_api_base", None)
     model_name = str(getattr(llm, "model_name", "?"))
     roles = ("human", "ai") if remember_replies else ("human",)
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
-    with contextlib.ExitStack() as stack:
+    path = chat_checkpoints(store)
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(hold_thread(path, config["configurable"]["thread_id"]))
+    except ThreadInUseError:
+        stderr.write(_in_use(user, thread))
+        return EXIT_USAGE
+    interrupted = False
+    with held, contextlib.ExitStack() as stack:
         memory = stack.enter_context(AgentMemory(store))
         # Each store has its own file of conversations: private, like the store.
-        path = chat_checkpoints(store)
         checkpointer: BaseCheckpointSaver[Any]
         if path is None:
             checkpointer = InMemorySaver()
         else:
             create_private(path)
             conn = stack.enter_context(closing(sqlite3.connect(path, check_same_thread=False)))
-            checkpointer = SqliteSaver(conn)
+            conn.execute("PRAGMA secure_delete = ON")  # a turn taken back leaves no trace
+            checkpointer = ChatSaver(conn)
         # The embedding model loads (seconds) while the user types the first line.
         warm = threading.Thread(
             target=memory.embeddings.embed_query, args=("warm up",), daemon=True
@@ -370,14 +658,16 @@ def run_chat(
         agent = create_agent(
             llm,
             system_prompt=SYSTEM_PROMPT,
-            middleware=[AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
+            middleware=[middleware.AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
             checkpointer=checkpointer,
         )
+        notes = _Notes()  # what the middleware warns of, told after each reply
+        middleware.logger.addHandler(notes)
         try:
             return _converse(
-                agent,
+                _ChatThread(agent, config, checkpointer),
                 memory,
-                config,
+                notes,
                 user=user,
                 thread=thread,
                 stdin=stdin,
@@ -386,15 +676,24 @@ def run_chat(
                 base_url=base_url,
                 model_name=model_name,
             )
+        except TurnInterrupted:
+            # The turn may still be running in its thread, on the memory and the
+            # checkpoints: leave them open for the process's end.
+            interrupted = True
+            stack.pop_all()
+            raise
         finally:
-            # Leaving while torch still loads the model in that thread aborts the process.
-            warm.join()
+            middleware.logger.removeHandler(notes)
+            if not interrupted:
+                # Leaving while torch still loads the model in that thread aborts the
+                # process (an interrupted chat leaves by os._exit: nothing is torn down).
+                warm.join()
 
 
 def main_chat(
     store: str | None, user: str, thread: str, k: int, remember_replies: bool = False
 ) -> int:
-    """``agentmem chat`` on the process's standard streams (Ctrl-C ends it quietly)."""
+    """``agentmem chat`` on the process's standard streams (Ctrl-C ends it quietly, at once)."""
     try:
         return run_chat(
             sys.stdin,
@@ -406,6 +705,12 @@ def main_chat(
             k=k,
             remember_replies=remember_replies,
         )
+    except TurnInterrupted:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # The interpreter's exit would wait for the turn's model call (up to MODEL_TIMEOUT):
+        # end now. The turn is out of the thread; what the memory stored is committed.
+        os._exit(EXIT_INTERRUPTED)
     except KeyboardInterrupt:
         sys.stdout.write("\n")
         sys.stdout.flush()

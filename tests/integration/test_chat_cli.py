@@ -277,3 +277,112 @@ def test_a_server_that_stalls_is_reported_after_the_chat_timeout(
         )
     assert code == chat_module.EXIT_MODEL_ERROR, out.getvalue()
     assert "did not answer in time" in err.getvalue()
+
+
+def start_chat(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``agentmem chat`` waiting for input (its greeting read)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "langchain_agentmem.cli", "chat", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=environment(cwd, env),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdout is not None
+    assert "agentmem chat" in proc.stdout.readline()
+    return proc
+
+
+def test_a_second_session_on_the_same_thread_is_refused(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer() as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        first = start_chat(tmp_path, env, "--user", "ana", "--thread", "t")
+        try:
+            second = chat(tmp_path, env, "Hi!\n", "--user", "ana", "--thread", "t")
+            assert second.returncode == 2 and second.stdout == ""
+            (line,) = second.stderr.splitlines()
+            assert line.startswith("agentmem chat: thread 't' of user 'ana' is open in another")
+            assert "--thread NAME" in line
+            assert server.requests == []  # refused before anything was sent
+            # Another thread, or another user's thread of that name, is another conversation.
+            other = chat(tmp_path, env, "Hi!\n", "--user", "ana", "--thread", "t2")
+            bo = chat(tmp_path, env, "Hi!\n", "--user", "bo", "--thread", "t")
+            assert other.returncode == 0 and bo.returncode == 0, other.stderr + bo.stderr
+        finally:
+            first.kill()  # however it ends, the system releases its lock
+            first.communicate(timeout=60)
+        again = chat(tmp_path, env, "Hi again!\n", "--user", "ana", "--thread", "t")
+        assert again.returncode == 0, again.stderr
+        # Lock files are named by digests, and gone once their session ended.
+        home = tmp_path / "home"
+        assert not [p for p in home.rglob("*") if "ana" in p.name or p.suffix == ".lock"]
+
+        killed = start_chat(tmp_path, env, "--user", "ana", "--thread", "t")
+        killed.kill()
+        killed.communicate(timeout=60)
+        (left,) = home.rglob("*.lock")  # what a killed session leaves: forget erases it
+        assert forget(tmp_path, "--user", "ana").returncode == 0
+        assert not left.exists()
+
+
+def checkpoint_bytes(cwd: Path) -> bytes:
+    """What the default store's checkpoint file and its SQLite companions hold."""
+    files = (cwd / "home").glob("chat-checkpoints.db*")
+    return b"".join(p.read_bytes() for p in files if p.is_file())
+
+
+def test_ctrl_c_while_the_reply_is_awaited_ends_the_chat_at_once(tmp_path: Path) -> None:
+    import threading
+
+    asked, release = threading.Event(), threading.Event()
+
+    def stalled(body: dict[str, object]) -> str:
+        asked.set()
+        release.wait(120)  # longer than the test waits for the chat to end
+        return "Too late."
+
+    with ScriptedOpenAIServer(stalled, "Hello.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        proc = start_chat(tmp_path, env, "--user", "ana", "--thread", "t")
+        assert proc.stdin is not None
+        proc.stdin.write("I am Ana, a cellist.\n")
+        proc.stdin.flush()
+        assert asked.wait(120)
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=60)  # the model has not answered yet
+        finally:
+            release.set()
+        assert proc.returncode == 130
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err
+        assert b"cellist" not in checkpoint_bytes(tmp_path)  # no trace of it in the thread
+
+        later = chat(tmp_path, env, "Hello?\n/memories\n", "--user", "ana", "--thread", "t")
+        assert later.returncode == 0, later.stderr
+        messages = server.requests[-1]["messages"]
+        assert [m["content"] for m in messages[1:]] == ["Hello?"]  # the turn was taken out
+        assert '] user: "I am Ana, a cellist."' in later.stdout  # remembered all the same
+    assert b"Hello?" in checkpoint_bytes(tmp_path)
+
+
+def test_a_reply_longer_than_the_memory_keeps_stays_in_the_thread(tmp_path: Path) -> None:
+    long_reply = "y" * 1_000_001
+    with ScriptedOpenAIServer(long_reply, "Fine.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        script = "Write a lot?\nAnd now?\n/memories\n"
+        done = chat(tmp_path, env, script, "--user", "ana", "--remember-replies")
+        assert done.returncode == 0, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line == (
+            "agentmem chat: the assistant's reply (1,000,001 characters) is not remembered: "
+            "this memory keeps at most 1,000,000 characters per text (max_text_chars); it "
+            "stays in the conversation"
+        )
+        assert f"assistant> {long_reply}\n" in done.stdout  # the warning is not inside it
+        messages = server.requests[-1]["messages"]
+        assert [m["content"] for m in messages[1:]] == ["Write a lot?", long_reply, "And now?"]
+        assert "(3 memories)" in done.stdout
+        assert 'assistant (replying to "And now?"): "Fine."' in done.stdout

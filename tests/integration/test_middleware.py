@@ -8,9 +8,11 @@ recording fake where its words do not matter; the tool-calling agent runs the re
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,7 @@ from langchain_agentmem import (
     InvalidInputError,
     InvalidTypeError,
     OpKind,
+    SentenceTransformerEmbeddings,
     memory_tools,
 )
 from langchain_agentmem.integrations.prompt import CLOSE, OPEN, SEARCH_HEADER
@@ -207,6 +210,83 @@ def test_remember_off_and_min_score(memory: AgentMemory) -> None:
     agent.invoke(ask("What instrument do I play?"), cfg("alice", "t"))
     assert "cello" not in llm.prompt_text(0)  # below min_score
     assert len(memory.records("alice")) == 1  # remember=False
+
+
+def warned(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "langchain_agentmem.integrations.middleware" and r.levelno == logging.WARNING
+    ]
+
+
+def test_a_message_too_long_to_remember_leaves_the_turn_going(
+    db_path: Path, embeddings: SentenceTransformerEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The same rule for the user's words and the agent's: not remembered, one warning,
+    # the turn goes on and the message stays in the conversation.
+    long_ask = ("I like tea. " * 10).strip()  # 119 characters
+    long_reply = ("Tea is lovely. " * 10).strip()  # 149
+    llm = RecordingChatModel.replying("Noted.", long_reply)
+    with AgentMemory(f"sqlite:///{db_path}", embeddings=embeddings, max_text_chars=100) as memory:
+        agent = create_agent(
+            llm,
+            middleware=[AgentMemoryMiddleware(memory, remember_roles=("human", "ai"))],
+            checkpointer=InMemorySaver(),
+        )
+        with caplog.at_level(logging.WARNING):
+            agent.invoke(ask(long_ask), cfg("alice", "t"))
+            assert warned(caplog) == [
+                "the user's message (119 characters) is not remembered: this memory keeps at "
+                "most 100 characters per text (max_text_chars); it stays in the conversation"
+            ]
+            caplog.clear()
+            out = agent.invoke(ask("And coffee?"), cfg("alice", "t"))
+            (line,) = warned(caplog)
+        assert line.startswith("the assistant's reply (149 characters) is not remembered")
+        assert [m.text for m in out["messages"]] == [long_ask, "Noted.", "And coffee?", long_reply]
+        assert long_ask in llm.prompt_text(1)  # told to the model all the same
+        remembered = {(r.text, r.metadata["role"]) for r in memory.records("alice")}
+        assert remembered == {("Noted.", "ai"), ("And coffee?", "human")}
+
+
+async def test_a_message_too_long_to_remember_leaves_the_async_turn_going(
+    db_path: Path, embeddings: SentenceTransformerEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    llm = RecordingChatModel.replying("Tea is lovely. " * 10)
+    with AgentMemory(f"sqlite:///{db_path}", embeddings=embeddings, max_text_chars=100) as memory:
+        agent = create_agent(
+            llm,
+            middleware=[AgentMemoryMiddleware(memory, remember_roles=("human", "ai"))],
+            checkpointer=InMemorySaver(),
+        )
+        with caplog.at_level(logging.WARNING):
+            out = await agent.ainvoke(ask("I like tea. " * 10), cfg("alice", "t"))
+        assert [line.split(" (")[0] for line in warned(caplog)] == [
+            "the user's message",
+            "the assistant's reply",
+        ]
+        assert len(out["messages"]) == 2
+        assert memory.records("alice") == []
+
+
+def test_a_question_too_large_to_keep_with_its_answer_is_left_out(
+    db_path: Path, embeddings: SentenceTransformerEmbeddings, caplog: pytest.LogCaptureFixture
+) -> None:
+    question = "Which tea do you like? " + "Tell me all about it. " * 20  # 463 characters
+    llm = RecordingChatModel.replying(question, "Lovely.")
+    with AgentMemory(
+        f"sqlite:///{db_path}", embeddings=embeddings, max_metadata_bytes=300
+    ) as memory:
+        agent = create_agent(
+            llm, middleware=[AgentMemoryMiddleware(memory)], checkpointer=InMemorySaver()
+        )
+        with caplog.at_level(logging.WARNING):
+            agent.invoke(ask("Hello."), cfg("alice", "t"))
+            agent.invoke(ask("Green tea, mostly."), cfg("alice", "t"))
+        assert warned(caplog) == []
+        stored = {r.text: r.metadata.get("reply_to") for r in memory.records("alice")}
+        assert stored == {"Hello.": None, "Green tea, mostly.": None}
 
 
 def test_bad_arguments(memory: AgentMemory) -> None:
