@@ -624,7 +624,7 @@ def run_chat(
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from langchain_agentmem.integrations import middleware
+    from langchain_agentmem.integrations import middleware, offers
 
     base_url = getattr(llm, "openai_api_base", None)
     model_name = str(getattr(llm, "model_name", "?"))
@@ -662,7 +662,7 @@ def run_chat(
             checkpointer=checkpointer,
         )
         notes = _Notes()  # what the middleware warns of, told after each reply
-        middleware.logger.addHandler(notes)
+        offers.logger.addHandler(notes)
         try:
             return _converse(
                 _ChatThread(agent, config, checkpointer),
@@ -683,7 +683,7 @@ def run_chat(
             stack.pop_all()
             raise
         finally:
-            middleware.logger.removeHandler(notes)
+            offers.logger.removeHandler(notes)
             if not interrupted:
                 # Leaving while torch still loads the model in that thread aborts the
                 # process (an interrupted chat leaves by os._exit: nothing is torn down).

@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, tr
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.replies import REPLY_TO, asks
@@ -247,13 +248,16 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
                 namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
             )
         self.memory.add_messages(messages, namespace=self.namespace, thread=self.thread)
-        items = self._to_remember(messages, earlier)
-        if items:
+        texts, metadatas = offered(
+            self.memory.limits,
+            [
+                (role, text, remembered_metadata(role, "chat", reply))
+                for role, text, reply in self._to_remember(messages, earlier)
+            ],
+        )
+        if texts:
             decided = self.memory.add_many(
-                [text for _, text, _ in items],
-                namespace=self.namespace,
-                thread=self.thread,
-                metadatas=[remembered_metadata(role, "chat", reply) for role, _, reply in items],
+                texts, namespace=self.namespace, thread=self.thread, metadatas=metadatas
             )
             self._note_ops(decided)
 
@@ -266,13 +270,16 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
                 namespace=self.namespace, thread=self.thread, last=REPLY_LOOKBACK
             )
         await self.memory.aadd_messages(messages, namespace=self.namespace, thread=self.thread)
-        items = self._to_remember(messages, earlier)
-        if items:
+        texts, metadatas = offered(
+            self.memory.limits,
+            [
+                (role, text, remembered_metadata(role, "chat", reply))
+                for role, text, reply in self._to_remember(messages, earlier)
+            ],
+        )
+        if texts:
             decided = await self.memory.aadd_many(
-                [text for _, text, _ in items],
-                namespace=self.namespace,
-                thread=self.thread,
-                metadatas=[remembered_metadata(role, "chat", reply) for role, _, reply in items],
+                texts, namespace=self.namespace, thread=self.thread, metadatas=metadatas
             )
             self._note_ops(decided)
 

@@ -23,6 +23,7 @@ from langchain_agentmem.integrations.chat_history import (
     keeps_replies,
     remembered_metadata,
 )
+from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
@@ -296,23 +297,29 @@ class AgentMemoryRecall(BaseMemory):
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Offer the exchange to long-term memory (the policy decides what is kept)."""
-        items = self._exchange(inputs, outputs)
+        texts, metadatas = offered(
+            self.memory.limits,
+            [
+                (role, text, remembered_metadata(role, "chain", reply))
+                for role, text, reply in self._exchange(inputs, outputs)
+            ],
+        )
         decided = self.memory.add_many(
-            [text for _, text, _ in items],
-            namespace=self.namespace,
-            thread=self.thread,
-            metadatas=[remembered_metadata(role, "chain", reply) for role, _, reply in items],
+            texts, namespace=self.namespace, thread=self.thread, metadatas=metadatas
         )
         self._last_ops = [op for item_ops in decided for op in item_ops]
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         """Async :meth:`save_context`."""
-        items = self._exchange(inputs, outputs)
+        texts, metadatas = offered(
+            self.memory.limits,
+            [
+                (role, text, remembered_metadata(role, "chain", reply))
+                for role, text, reply in self._exchange(inputs, outputs)
+            ],
+        )
         decided = await self.memory.aadd_many(
-            [text for _, text, _ in items],
-            namespace=self.namespace,
-            thread=self.thread,
-            metadatas=[remembered_metadata(role, "chain", reply) for role, _, reply in items],
+            texts, namespace=self.namespace, thread=self.thread, metadatas=metadatas
         )
         self._last_ops = [op for item_ops in decided for op in item_ops]
 

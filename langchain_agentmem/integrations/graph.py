@@ -71,6 +71,7 @@ from langchain_agentmem.integrations.chat_history import (
     remembered_metadata,
     replied_to,
 )
+from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
@@ -730,22 +731,18 @@ def policy_node(
 
     def retain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        memory.add_many(
-            [item.text for item in items],
-            namespace=namespace,
-            thread=thread,
-            metadatas=[item.metadata(source) for item in items],
+        texts, metadatas = offered(
+            memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items]
         )
+        memory.add_many(texts, namespace=namespace, thread=thread, metadatas=metadatas)
         return _update(messages)
 
     async def aretain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        await memory.aadd_many(
-            [item.text for item in items],
-            namespace=namespace,
-            thread=thread,
-            metadatas=[item.metadata(source) for item in items],
+        texts, metadatas = offered(
+            memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items]
         )
+        await memory.aadd_many(texts, namespace=namespace, thread=thread, metadatas=metadatas)
         return _update(messages)
 
     return RunnableLambda(retain, afunc=aretain, name="remember")

@@ -15,19 +15,16 @@ configurable. A run without a user id raises ``InvalidInputError``: memory is ne
 written to a namespace nobody named.
 
 Documented no-ops: a newest human message without text (only images, say) recalls
-nothing and offers nothing; messages without text are never offered. A message longer than
-the memory keeps (``memory.limits.max_text_chars``), the user's or the agent's, is not
-offered: the turn goes on, the message stays in the conversation, and one warning is
-logged (logger ``langchain_agentmem.integrations.middleware``) saying so. When only the
-question it replies to is too large to keep with it (``max_metadata_bytes``), the message
-is offered without it. Adding the same
-middleware class twice to one agent is refused by ``create_agent`` ("Please remove
+nothing and offers nothing; messages without text are never offered. A message the
+memory cannot keep (longer than ``memory.limits.max_text_chars``, say), the user's or the
+agent's, is not offered: the turn goes on with the message in it, and one warning is logged
+(logger ``langchain_agentmem.integrations.offers``; the rule of every adapter). Adding the
+same middleware class twice to one agent is refused by ``create_agent`` ("Please remove
 duplicate middleware instances"); one instance serves every user and thread.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
@@ -43,7 +40,6 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
@@ -59,6 +55,7 @@ from langchain_agentmem.integrations.graph import (
     turn_start,
     user_namespace,
 )
+from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
@@ -70,14 +67,8 @@ from langchain_agentmem.integrations.prompt import (
 )
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.replies import REPLY_TO
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_min_score, check_name
-
-logger = logging.getLogger(__name__)
-"""Warns of a message too long to remember (the turn goes on without remembering it)."""
-
-_WHOSE = {"human": "the user's message", "ai": "the assistant's reply"}
 
 
 class AgentMemoryState(AgentState[Any]):
@@ -212,46 +203,17 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             "shown": shown_texts(state["messages"]),
         }
 
-    def _fits(self, item: TurnItem) -> dict[str, Any] | None:
-        """The metadata ``item`` is offered with, or ``None`` (and a warning) when the memory
-        would refuse it: failing the turn after the model answered would lose the turn."""
-        limits = self.memory.limits
-        whose = _WHOSE.get(item.message.type, f"the {item.message.type} message")
-        if len(item.text) > limits.max_text_chars:
-            logger.warning(
-                "%s (%s characters) is not remembered: this memory keeps at most %s "
-                "characters per text (max_text_chars); it stays in the conversation",
-                whose,
-                f"{len(item.text):,}",
-                f"{limits.max_text_chars:,}",
-            )
-            return None
-        meta = item.metadata("agent")
-        for attempt in (meta, {k: v for k, v in meta.items() if k != REPLY_TO}):
-            try:
-                return limits.metadata(attempt)
-            except InvalidInputError:
-                continue
-        logger.warning(
-            "%s is not remembered: its metadata is larger than this memory keeps "
-            "(max_metadata_bytes); it stays in the conversation",
-            whose,
-        )
-        return None
-
     def _offer_args(
         self, items: list[TurnItem], namespace: str, thread: str | None
     ) -> dict[str, Any] | None:
         """``add_many``'s arguments for what of ``items`` the memory keeps (``None``: none)."""
-        kept = [(item, meta) for item in items if (meta := self._fits(item)) is not None]
-        if not kept:
+        texts, metadatas = offered(
+            self.memory.limits,
+            [(item.message.type, item.text, item.metadata("agent")) for item in items],
+        )
+        if not texts:
             return None
-        return {
-            "texts": [item.text for item, _ in kept],
-            "namespace": namespace,
-            "thread": thread,
-            "metadatas": [meta for _, meta in kept],
-        }
+        return {"texts": texts, "namespace": namespace, "thread": thread, "metadatas": metadatas}
 
     def before_agent(self, state: AgentMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         """Recall the memories relevant to the newest human message (their ids), then offer

@@ -216,7 +216,7 @@ def warned(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "langchain_agentmem.integrations.middleware" and r.levelno == logging.WARNING
+        if r.name == "langchain_agentmem.integrations.offers" and r.levelno == logging.WARNING
     ]
 
 

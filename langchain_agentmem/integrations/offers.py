@@ -1,0 +1,71 @@
+"""Which messages of a conversation long-term memory can keep, for the adapters offering them.
+
+An adapter offers messages as a side effect of a conversation: a chat history's
+``add_messages``, a chain memory's ``save_context``, the policy node, the middleware. A
+message the memory would refuse (longer than ``max_text_chars``, a NUL character, a lone
+surrogate) is not offered: the conversation goes on with the message in it, and one
+warning on :data:`logger` says so. When only the question it replies to makes its metadata
+larger than ``max_metadata_bytes``, it is offered without that question. Failing the turn
+instead would lose it after the model answered; ``AgentMemory.add`` with the same text
+is an error, as any bad input is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.validation import Limits, check_text
+
+logger = logging.getLogger(__name__)
+"""Warns of a message the memory cannot keep (the conversation goes on without it)."""
+
+_WHOSE = {"human": "the user's message", "ai": "the assistant's reply"}
+
+
+def _refused(whose: str, why: str) -> None:
+    logger.warning("%s is not remembered: %s; it stays in the conversation", whose, why)
+
+
+def keepable(
+    limits: Limits, role: str, text: str, metadata: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The metadata to offer ``text`` with, or ``None`` (one warning) when the memory would
+    refuse the message."""
+    whose = _WHOSE.get(role, f"the {role} message")
+    if len(text) > limits.max_text_chars:
+        _refused(
+            f"{whose} ({len(text):,} characters)",
+            f"this memory keeps at most {limits.max_text_chars:,} characters per text "
+            "(max_text_chars)",
+        )
+        return None
+    try:
+        check_text(text)
+    except InvalidInputError as exc:
+        _refused(whose, str(exc))
+        return None
+    for attempt in (metadata, {k: v for k, v in metadata.items() if k != REPLY_TO}):
+        try:
+            return limits.metadata(attempt)
+        except InvalidInputError:
+            continue
+    _refused(whose, "its metadata is larger than this memory keeps (max_metadata_bytes)")
+    return None
+
+
+def offered(
+    limits: Limits, items: Sequence[tuple[str, str, dict[str, Any]]]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The texts and metadatas of the ``(role, text, metadata)`` items the memory can keep."""
+    texts: list[str] = []
+    metadatas: list[dict[str, Any]] = []
+    for role, text, metadata in items:
+        meta = keepable(limits, role, text, metadata)
+        if meta is not None:
+            texts.append(text)
+            metadatas.append(meta)
+    return texts, metadatas
