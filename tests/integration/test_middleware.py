@@ -220,6 +220,15 @@ def warned(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
+def remembering_both(llm: RecordingChatModel, memory: AgentMemory) -> Any:
+    """An agent whose middleware remembers the user's words and its replies."""
+    return create_agent(
+        llm,
+        middleware=[AgentMemoryMiddleware(memory, remember_roles=("human", "ai"))],
+        checkpointer=InMemorySaver(),
+    )
+
+
 def test_a_message_too_long_to_remember_leaves_the_turn_going(
     db_path: Path, embeddings: SentenceTransformerEmbeddings, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -229,11 +238,7 @@ def test_a_message_too_long_to_remember_leaves_the_turn_going(
     long_reply = ("Tea is lovely. " * 10).strip()  # 149
     llm = RecordingChatModel.replying("Noted.", long_reply)
     with AgentMemory(f"sqlite:///{db_path}", embeddings=embeddings, max_text_chars=100) as memory:
-        agent = create_agent(
-            llm,
-            middleware=[AgentMemoryMiddleware(memory, remember_roles=("human", "ai"))],
-            checkpointer=InMemorySaver(),
-        )
+        agent = remembering_both(llm, memory)
         with caplog.at_level(logging.WARNING):
             agent.invoke(ask(long_ask), cfg("alice", "t"))
             assert warned(caplog) == [
@@ -255,11 +260,7 @@ async def test_a_message_too_long_to_remember_leaves_the_async_turn_going(
 ) -> None:
     llm = RecordingChatModel.replying("Tea is lovely. " * 10)
     with AgentMemory(f"sqlite:///{db_path}", embeddings=embeddings, max_text_chars=100) as memory:
-        agent = create_agent(
-            llm,
-            middleware=[AgentMemoryMiddleware(memory, remember_roles=("human", "ai"))],
-            checkpointer=InMemorySaver(),
-        )
+        agent = remembering_both(llm, memory)
         with caplog.at_level(logging.WARNING):
             out = await agent.ainvoke(ask("I like tea. " * 10), cfg("alice", "t"))
         assert [line.split(" (")[0] for line in warned(caplog)] == [

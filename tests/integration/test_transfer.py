@@ -529,6 +529,18 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "langchain_agentmem.cli", *args]
 
 
+def _closed_stdout(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run with a stdout whose reader has already gone (``... | true``)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            command, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300, check=False
+        )
+    finally:
+        os.close(write_end)
+
+
 def test_cli_export_to_a_reader_that_goes_away_exits_quietly_and_changes_nothing(
     tmp_path: Path, hash_embeddings: HashEmbeddings
 ) -> None:
@@ -559,19 +571,9 @@ def test_cli_export_to_a_reader_that_goes_away_exits_quietly_and_changes_nothing
     # Import writes nothing to stdout: a closed one changes nothing for it.
     whole = tmp_path / "alice.jsonl"
     assert main(["export", "--store", url, "--user", "alice", "--out", str(whole)]) == 0
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run(
-            _cli("import", "--store", f"sqlite:///{tmp_path / 'n.db'}", "--in", str(whole)),
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    finally:
-        os.close(write_end)
+    done = _closed_stdout(
+        _cli("import", "--store", f"sqlite:///{tmp_path / 'n.db'}", "--in", str(whole))
+    )
     assert done.returncode == 0, done.stderr
     assert "imported 400 records" in done.stderr
     with AgentMemory(f"sqlite:///{tmp_path / 'n.db'}", embeddings=hash_embeddings) as mem:
@@ -591,19 +593,7 @@ def test_every_command_exits_quietly_when_its_stdout_is_gone(
         [sys.executable, "-m", "langchain_agentmem.demo", url, "bob", "3"],
     ]
     for command in commands:
-        read_end, write_end = os.pipe()
-        os.close(read_end)
-        try:
-            done = subprocess.run(
-                command,
-                stdout=write_end,
-                stderr=subprocess.PIPE,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-        finally:
-            os.close(write_end)
+        done = _closed_stdout(command)
         assert (done.returncode, done.stderr) == (141, ""), command
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         assert mem.records("alice") == []  # the erase went through
