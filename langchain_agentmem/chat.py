@@ -10,10 +10,11 @@ another store is another memory: neither its recall nor its conversations are sh
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
 handled here: never sent to the model, never stored. A model error ends the chat with
-one line saying what to do and a non-zero exit; Ctrl-C (at once, even while a reply is
-awaited) and end of input end it quietly. A failed or interrupted turn is removed from the
-thread, so it is never replayed. One session at a time holds a thread: a second one on the
-same thread is refused (:func:`hold_thread`).
+one line saying what to do and a non-zero exit; Ctrl-C, SIGTERM, SIGHUP (at once, even
+while a reply is awaited) and end of input end it quietly (:func:`exit_status`). A failed
+or interrupted turn is removed from the thread, so it is never replayed; one a killed
+session left unfinished is removed when the thread is next opened. One session at a time
+holds a thread: a second one on the same thread is refused (:func:`hold_thread`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import signal
 import sqlite3
 import sys
 import threading
+import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -49,6 +51,7 @@ from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id, user_threads_prefix
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env
+from langchain_agentmem.pipes import READER_GONE, reader_gone
 
 SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of this user."
 
@@ -162,17 +165,16 @@ def hold_thread(path: Path | None, thread_id: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _forget_locks(path: Path, thread_ids: list[str]) -> None:
-    """Remove the lock files a killed session left for ``thread_ids`` (held ones stay)."""
-    if sys.platform == "win32":
+def _sweep_locks(path: Path) -> None:
+    """Remove the lock files of ``path``'s threads that killed sessions left (held ones stay)."""
+    folder = thread_lock(path, "").parent
+    if sys.platform == "win32" or not folder.is_dir():
         return
-    for thread_id in thread_ids:
-        lock = thread_lock(path, thread_id)
-        if lock.exists():
-            fd = _try_lock(lock)
-            if fd is not None:
-                lock.unlink(missing_ok=True)
-                os.close(fd)
+    for lock in folder.glob("*.lock"):
+        fd = _try_lock(lock)
+        if fd is not None:
+            lock.unlink(missing_ok=True)
+            os.close(fd)
 
 
 def _thread_ids(conn: sqlite3.Connection, prefix: str) -> tuple[set[str], list[str]]:
@@ -208,7 +210,10 @@ def forget_chat_threads(user: str, store: str | None = None) -> int:
     """
     prefix = user_threads_prefix(user)
     path = chat_checkpoints(store)
-    if path is None or not path.exists():
+    if path is None:
+        return 0
+    _sweep_locks(path)  # a killed session's lock file, even one that never checkpointed
+    if not path.exists():
         return 0
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA secure_delete = ON")
@@ -221,7 +226,6 @@ def forget_chat_threads(user: str, store: str | None = None) -> int:
                 conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         conn.execute("COMMIT")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    _forget_locks(path, ids)
     return len(ids)
 
 
@@ -342,10 +346,39 @@ def _drop_turn(agent: Any, config: Any, started: str) -> None:
         agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
 
 
-class TurnInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a reply: the turn was taken out of the thread, but its model call may
-    still run in a thread of this process, which the interpreter would wait for at exit
+class Hangup(KeyboardInterrupt):
+    """SIGTERM, or SIGHUP (its terminal closed): chat ends as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _hang_up(signum: int, frame: object) -> None:
+    raise Hangup(signum)
+
+
+class TurnAbandoned(Exception):
+    """A turn left running (Ctrl-C or a signal during a reply, a reader of the reply that
+    went away): it was taken out of the thread, but its model call may still run in a
+    thread of this process, which the interpreter would wait for at exit
     (:func:`main_chat` ends the process at once instead)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def exit_status(exc: BaseException) -> int:
+    """The exit status of a chat ended by ``exc``: 128 + the signal's number for a signal
+    (130 for Ctrl-C), 141 when the reader of its output went away, 1 otherwise."""
+    if isinstance(exc, Hangup):
+        return 128 + exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        return READER_GONE
+    return EXIT_MODEL_ERROR
 
 
 class ChatSaver(SqliteSaver):
@@ -400,17 +433,25 @@ class ChatSaver(SqliteSaver):
                     cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+_ENDING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that end chat: Ctrl-C, ``kill``, a terminal that closed."""
+
+
 @contextlib.contextmanager
 def _no_interrupts() -> Iterator[None]:
-    """Ignore Ctrl-C while the block runs (so taking a turn back is never cut short)."""
+    """Ignore Ctrl-C and the signals that end chat while the block runs (so taking a turn
+    back is never cut short)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {n: signal.signal(n, signal.SIG_IGN) for n in _ENDING}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 _DONE = object()
@@ -493,6 +534,22 @@ class _ChatThread:
         else:
             _drop_turn(self.agent, self.config, str(said.id))
 
+    def repair(self) -> None:
+        """Take out the turn a killed session left unfinished (the thread's newest
+        checkpoints, whose tasks never ran to the end), so it is never replayed."""
+        if self.saver is None:
+            return
+        newest = self.saver.latest(self.thread_id)
+        if newest is None:
+            return
+        done = None  # the newest checkpoint with nothing left to run: where a turn ended
+        for snapshot in self.agent.get_state_history(self.config):
+            if not snapshot.next:
+                done = snapshot.config["configurable"]["checkpoint_id"]
+                break
+        if done != newest:
+            self.saver.rewind(self.thread_id, done)
+
     def abandon(self, mark: str | None) -> None:
         """Take back a turn that may still be running, and refuse what it writes later. An
         in-memory thread ends with the chat: there is nothing to take back."""
@@ -534,7 +591,7 @@ def _converse(
     """The read-answer loop; returns the exit status.
 
     Raises:
-        TurnInterrupted: Ctrl-C during a reply (the turn is out of the thread).
+        TurnAbandoned: a turn left running (the turn is out of the thread).
     """
     read = _reader(stdin, stdout)
     interactive = stdin.isatty()
@@ -553,13 +610,9 @@ def _converse(
         if handled is False:
             stdout.flush()
             continue
-        limit = memory.limits.max_text_chars
-        if len(text) > limit:
-            # The memory would not keep it: refuse it before it is sent.
-            stdout.write(
-                f"that line is {len(text):,} characters long; this memory keeps at most "
-                f"{limit:,} per message: send it in smaller parts (nothing was sent)\n"
-            )
+        refused = _unsendable(text, memory.limits.max_text_chars)
+        if refused:
+            stdout.write(f"{refused} (nothing was sent)\n")
             stdout.flush()
             continue
         said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
@@ -567,13 +620,16 @@ def _converse(
         mark = turns.mark()
         try:
             failed = _answer(turns.agent, said, turns.config, reply)
-        except KeyboardInterrupt:
+        except BaseException as exc:
+            # Ctrl-C, a signal, a reader of the reply that went away: the turn may still be
+            # running. It must not be replayed next time, nor written after.
             with _no_interrupts():
-                # A turn the user stopped must not be replayed next time, nor written after.
                 turns.abandon(mark)
-                stdout.write("\n")  # after the reply so far, or the terminal's ^C
-                stdout.flush()
-            raise TurnInterrupted from None
+                if isinstance(exc, KeyboardInterrupt):
+                    with contextlib.suppress(OSError, ValueError):
+                        stdout.write("\n")  # after the reply so far, or the terminal's ^C
+                        stdout.flush()
+            raise TurnAbandoned(exc) from exc
         if failed is not None:
             # A turn reported as failed must not be replayed next time.
             turns.drop(mark, said)
@@ -588,6 +644,25 @@ def _converse(
         reply.end()
         notes.tell(stderr)
     return 0
+
+
+def _unsendable(text: str, limit: int) -> str | None:
+    """Why the memory could not keep the line ``text`` (so it is not sent), or ``None``."""
+    if len(text) > limit:
+        return (
+            f"that line is {len(text):,} characters long; this memory keeps at most "
+            f"{limit:,} per message: send it in smaller parts"
+        )
+    if "\x00" in text:
+        return f"that line holds a NUL character (at {text.index(chr(0)) + 1}): remove it"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"that line is not valid UTF-8 (at {exc.start + 1}): set the terminal's "
+            "encoding to UTF-8 (LANG=C.UTF-8, say)"
+        )
+    return None
 
 
 def _in_use(user: str, thread: str) -> str:
@@ -613,8 +688,9 @@ def run_chat(
     or another session has the thread).
 
     Raises:
-        TurnInterrupted: Ctrl-C during a reply: the turn is out of the thread, and this
-            process should end now (its model call may still be running).
+        TurnAbandoned: a turn left running (Ctrl-C during a reply, say), or Ctrl-C while
+            the embedding model loads: the turn is out of the thread, and this process
+            should end now (:func:`main_chat` does).
     """
     llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT)
     if llm is None:
@@ -663,9 +739,11 @@ def run_chat(
         )
         notes = _Notes()  # what the middleware warns of, told after each reply
         offers.logger.addHandler(notes)
+        turns = _ChatThread(agent, config, checkpointer)
+        turns.repair()
         try:
             return _converse(
-                _ChatThread(agent, config, checkpointer),
+                turns,
                 memory,
                 notes,
                 user=user,
@@ -676,12 +754,19 @@ def run_chat(
                 base_url=base_url,
                 model_name=model_name,
             )
-        except TurnInterrupted:
+        except TurnAbandoned:
             # The turn may still be running in its thread, on the memory and the
-            # checkpoints: leave them open for the process's end.
+            # checkpoints: leave them open for the process's end (the lock is let go).
             interrupted = True
             stack.pop_all()
             raise
+        except KeyboardInterrupt as exc:
+            if not warm.is_alive():
+                raise
+            # Waiting for torch to finish loading would take seconds: end now, as above.
+            interrupted = True
+            stack.pop_all()
+            raise TurnAbandoned(exc) from exc
         finally:
             offers.logger.removeHandler(notes)
             if not interrupted:
@@ -693,7 +778,9 @@ def run_chat(
 def main_chat(
     store: str | None, user: str, thread: str, k: int, remember_replies: bool = False
 ) -> int:
-    """``agentmem chat`` on the process's standard streams (Ctrl-C ends it quietly, at once)."""
+    """``agentmem chat`` on the process's standard streams (Ctrl-C, SIGTERM and SIGHUP end it
+    quietly, at once)."""
+    previous = {n: signal.signal(n, _hang_up) for n in _ENDING if n != signal.SIGINT}
     try:
         return run_chat(
             sys.stdin,
@@ -705,13 +792,23 @@ def main_chat(
             k=k,
             remember_replies=remember_replies,
         )
-    except TurnInterrupted:
-        sys.stdout.flush()
-        sys.stderr.flush()
+    except TurnAbandoned as ended:
+        code = exit_status(ended.cause)
+        if code == READER_GONE:
+            reader_gone()
+        elif code == EXIT_MODEL_ERROR:  # not foreseen: say what it was
+            traceback.print_exception(ended.cause, file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
         # The interpreter's exit would wait for the turn's model call (up to MODEL_TIMEOUT):
         # end now. The turn is out of the thread; what the memory stored is committed.
-        os._exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-        return EXIT_INTERRUPTED
+        os._exit(code)
+    except KeyboardInterrupt as exc:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        return exit_status(exc)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -386,3 +386,86 @@ def test_a_reply_longer_than_the_memory_keeps_stays_in_the_thread(tmp_path: Path
         assert [m["content"] for m in messages[1:]] == ["Write a lot?", long_reply, "And now?"]
         assert "(3 memories)" in done.stdout
         assert 'assistant (replying to "And now?"): "Fine."' in done.stdout
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "SIGKILL", "reader gone"])
+def test_a_session_ended_during_a_reply_leaves_no_half_turn(tmp_path: Path, ending: str) -> None:
+    # kill, a closed terminal, a reader of the output that went away (`| head`), or a
+    # SIGKILL no handler sees (the next session takes the turn out): never replayed.
+    import threading
+
+    asked, release = threading.Event(), threading.Event()
+
+    def stalled(body: dict[str, object]) -> str:
+        asked.set()
+        release.wait(120)
+        return "Too late."
+
+    with ScriptedOpenAIServer(stalled, "Hello.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        proc = start_chat(tmp_path, env, "--user", "ana", "--thread", "t")
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write("I am Ana, a cellist.\n")
+        proc.stdin.flush()
+        assert asked.wait(120)
+        try:
+            if ending == "reader gone":
+                proc.stdout.close()
+                release.set()  # the reply comes, and has nowhere to go
+            else:
+                proc.send_signal(getattr(signal, ending))
+            code = proc.wait(timeout=60)  # the model has not answered yet (but: reader gone)
+        finally:
+            release.set()
+        err = proc.stderr.read()
+        expected = {"SIGKILL": -9, "reader gone": 141}.get(ending)
+        assert code == (expected or 128 + getattr(signal, ending)), err
+        assert "Traceback" not in err and "Segmentation" not in err, err
+        if ending != "SIGKILL":  # a handler ran: the turn is already out of the file
+            assert b"cellist" not in checkpoint_bytes(tmp_path)
+
+        later = chat(tmp_path, env, "Hello?\n/memories\n", "--user", "ana", "--thread", "t")
+        assert later.returncode == 0, later.stderr
+        messages = server.requests[-1]["messages"]
+        assert [m["content"] for m in messages[1:]] == ["Hello?"]  # the turn was taken out
+        assert '] user: "I am Ana, a cellist."' in later.stdout  # remembered all the same
+    assert b"cellist" not in checkpoint_bytes(tmp_path)
+    assert not list((tmp_path / "home").rglob("*.lock"))
+
+
+def test_forget_removes_the_lock_a_session_killed_before_its_first_turn_left(
+    tmp_path: Path,
+) -> None:
+    with ScriptedOpenAIServer() as server:
+        killed = start_chat(tmp_path, {"OPENAI_BASE_URL": server.url}, "--user", "ivy")
+        killed.kill()
+        killed.communicate(timeout=60)
+    (left,) = (tmp_path / "home").rglob("*.lock")
+    done = forget(tmp_path, "--user", "ivy")
+    assert done.returncode == 0, done.stderr
+    assert not left.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("nul \x00 tea", "that line holds a NUL character (at 5): remove it"),
+        ("caf\udce9", "that line is not valid UTF-8 (at 4): set the terminal's encoding"),
+    ],
+)
+def test_a_line_the_memory_cannot_keep_is_not_sent(tmp_path: Path, line: str, why: str) -> None:
+    with ScriptedOpenAIServer("Hello.") as server:
+        env = {"OPENAI_BASE_URL": server.url}
+        base = environment(tmp_path, env)
+        done = subprocess.run(
+            [sys.executable, "-m", "langchain_agentmem.cli", "chat", "--user", "jay"],
+            input=f"{line}\nHi.\n".encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            cwd=tmp_path,
+            env=base,
+            timeout=180,
+        )
+        out = done.stdout.decode("utf-8", "replace")
+        assert done.returncode == 0, done.stderr
+        assert f"{why}" in out and "(nothing was sent)" in out, out
+        assert [[m["content"] for m in r["messages"][1:]] for r in server.requests] == [["Hi."]]
