@@ -766,6 +766,9 @@ def run_chat(
             # Waiting for torch to finish loading would take seconds: end now, as above.
             interrupted = True
             stack.pop_all()
+            with contextlib.suppress(OSError, ValueError):
+                stdout.write("\n")  # after the prompt
+                stdout.flush()
             raise TurnAbandoned(exc) from exc
         finally:
             offers.logger.removeHandler(notes)
