@@ -1,4 +1,4 @@
-"""Which messages of a conversation long-term memory can keep, for the adapters offering them.
+"""What of a conversation long-term memory can keep, and search with, for the adapters.
 
 An adapter offers messages as a side effect of a conversation: a chat history's
 ``add_messages``, a chain memory's ``save_context``, the policy node, the middleware. A
@@ -8,6 +8,12 @@ warning on :data:`logger` says so. When only the question it replies to makes it
 larger than ``max_metadata_bytes``, it is offered without that question. Failing the turn
 instead would lose it after the model answered; ``AgentMemory.add`` with the same text
 is an error, as any bad input is.
+
+Recall is such a side effect too (``AgentMemoryRecall``, ``recall_node``, the middleware):
+it searches with :func:`recall_query` of the user's message, the message cleaned of what
+search refuses, so the turn goes on and the message's other words still recall.
+``AgentMemory.search``, the retriever, the vector store and the memory tools take a query
+someone chose, and refuse such a query with an error.
 """
 
 from __future__ import annotations
@@ -28,6 +34,18 @@ _WHOSE = {"human": "the user's message", "ai": "the assistant's reply"}
 
 def _refused(whose: str, why: str) -> None:
     logger.warning("%s is not remembered: %s; it stays in the conversation", whose, why)
+
+
+def recall_query(text: str) -> str | None:
+    """``text`` as a search query: NUL characters become spaces, a surrogate pair held as
+    two code points becomes its character and a lone surrogate U+FFFD; ``None`` when no
+    word is left. Its length is kept (search takes a query of any length)."""
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text if text.strip() else None
 
 
 def keepable(
