@@ -242,3 +242,31 @@ def test_recall_query_cleans_only_what_search_refuses() -> None:
     assert recall_query("\x00 \x00") is None
     long = "tea " * 300_000  # longer than max_text_chars: search takes it whole
     assert recall_query(long) == long
+
+
+LONG_QUESTION = "Do I like tea? " * 8  # 120 characters, over the limit of 100
+
+
+@pytest.mark.parametrize(
+    "question",
+    [LONG_QUESTION, "Do I like green\x00 tea?", "Do I like green tea, caf\udce9?"],
+    ids=["too-long", "nul", "surrogate"],
+)
+@pytest.mark.parametrize("surface", [*TURNS, "async history"])
+async def test_a_question_not_remembered_is_not_kept_as_the_answers_reply_to(
+    surface: str, question: str, small: AgentMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    turn: Turn = async_history_turn if surface == "async history" else TURNS[surface]
+    with caplog.at_level(logging.WARNING):
+        await run(turn, small, question, "Noted.")
+    assert len(warned(caplog)) == 1  # the question's own
+    (record,) = small.records("alice")
+    assert (record.text, record.metadata["role"]) == ("Noted.", "ai")
+    assert "reply_to" not in record.metadata
+    # A question the memory keeps is kept with its answer, as before.
+    await run(turn, small, "Do I like tea?", "You do.")
+    assert {r.text: r.metadata.get("reply_to") for r in small.records("alice")} == {
+        "Noted.": None,
+        "Do I like tea?": None,
+        "You do.": "Do I like tea?",
+    }
