@@ -1,13 +1,20 @@
-"""Which messages of a conversation long-term memory can keep, for the adapters offering them.
+"""What of a conversation long-term memory can keep, and search with, for the adapters.
 
 An adapter offers messages as a side effect of a conversation: a chat history's
 ``add_messages``, a chain memory's ``save_context``, the policy node, the middleware. A
 message the memory would refuse (longer than ``max_text_chars``, a NUL character, a lone
 surrogate) is not offered: the conversation goes on with the message in it, and one
-warning on :data:`logger` says so. When only the question it replies to makes its metadata
-larger than ``max_metadata_bytes``, it is offered without that question. Failing the turn
-instead would lose it after the model answered; ``AgentMemory.add`` with the same text
-is an error, as any bad input is.
+warning on :data:`logger` says so. A message is offered without the question it replies to
+when the memory would refuse that question as a text (so a message not remembered is not
+kept as another's ``reply_to`` either), or when only that question makes its metadata larger
+than ``max_metadata_bytes``. Failing the turn instead would lose it after the model
+answered; ``AgentMemory.add`` with the same text is an error, as any bad input is.
+
+Recall is such a side effect too (``AgentMemoryRecall``, ``recall_node``, the middleware):
+it searches with :func:`recall_query` of the user's message, the message cleaned of what
+search refuses, so the turn goes on and the message's other words still recall.
+``AgentMemory.search``, the retriever, the vector store and the memory tools take a query
+someone chose, and refuse such a query with an error.
 """
 
 from __future__ import annotations
@@ -30,6 +37,29 @@ def _refused(whose: str, why: str) -> None:
     logger.warning("%s is not remembered: %s; it stays in the conversation", whose, why)
 
 
+def _keeps(limits: Limits, text: object) -> bool:
+    """Whether the memory would keep ``text`` as a text of its own."""
+    if not isinstance(text, str) or len(text) > limits.max_text_chars:
+        return False
+    try:
+        check_text(text)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def recall_query(text: str) -> str | None:
+    """``text`` as a search query: NUL characters become spaces, a surrogate pair held as
+    two code points becomes its character and a lone surrogate U+FFFD; ``None`` when no
+    word is left. Its length is kept (search takes a query of any length)."""
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text if text.strip() else None
+
+
 def keepable(
     limits: Limits, role: str, text: str, metadata: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -48,7 +78,10 @@ def keepable(
     except InvalidInputError as exc:
         _refused(whose, str(exc))
         return None
-    for attempt in (metadata, {k: v for k, v in metadata.items() if k != REPLY_TO}):
+    without_reply = {k: v for k, v in metadata.items() if k != REPLY_TO}
+    if REPLY_TO in metadata and not _keeps(limits, metadata[REPLY_TO]):
+        metadata = without_reply
+    for attempt in (metadata, without_reply):
         try:
             return limits.metadata(attempt)
         except InvalidInputError:

@@ -36,6 +36,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.integrations.offers import recall_query
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
@@ -441,9 +442,16 @@ def recall(
     min_score: float | None = None,
     shown: set[str] | None = None,
 ) -> list[MemoryRecord]:
-    """Search ``namespace`` and keep the best ``k`` hits the prompt does not already show."""
+    """Search ``namespace`` and keep the best ``k`` hits the prompt does not already show.
+
+    ``query`` is a conversation's message, searched as :func:`recall_query` cleans it (a
+    message search would refuse recalls by its other words; one with none recalls nothing).
+    """
     shown = shown or set()
-    found = memory.search(query, namespace=namespace, k=_wider(k, shown), mode=mode)
+    searched = recall_query(query)
+    if searched is None:
+        return []
+    found = memory.search(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
     return pick(found, k, min_score, shown)
 
 
@@ -459,7 +467,10 @@ async def arecall(
 ) -> list[MemoryRecord]:
     """Async :func:`recall`."""
     shown = shown or set()
-    found = await memory.asearch(query, namespace=namespace, k=_wider(k, shown), mode=mode)
+    searched = recall_query(query)
+    if searched is None:
+        return []
+    found = await memory.asearch(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
     return pick(found, k, min_score, shown)
 
 

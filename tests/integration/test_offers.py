@@ -1,24 +1,39 @@
 """Every adapter that offers a conversation to long-term memory keeps the conversation going
 when the memory cannot keep one of its messages: that message is not remembered, one
-warning says so, the rest of the exchange is remembered and nothing is written twice."""
+warning says so, the rest of the exchange is remembered and nothing is written twice.
+The surfaces that recall with the user's message (the middleware, ``recall_node``,
+``AgentMemoryRecall``) recall with what search can read of it, so the turn goes on."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain.agents import create_agent
+from langchain_classic.chains import ConversationChain
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.graph import START, StateGraph
 
 from langchain_agentmem import (
     AgentMemory,
+    AgentMemoryMiddleware,
     AgentMemoryRecall,
+    AgentMemoryRetriever,
     BufferChatMessageHistory,
     InvalidInputError,
+    RecallState,
     SentenceTransformerEmbeddings,
+    amemories_message,
+    memories_message,
     policy_node,
+    recall_node,
 )
+from langchain_agentmem.integrations.offers import recall_query
+from tests.fakes import RecordingChatModel
 
 TOO_LONG = ("I like tea. " * 10).strip()  # 119 characters, over the limit of 100
 WITH_NUL = "My pin is 12\x0034."
@@ -103,3 +118,155 @@ def test_adding_the_same_text_directly_is_still_an_error(small: AgentMemory) -> 
     with pytest.raises(InvalidInputError, match="max_text_chars"):
         small.add(TOO_LONG, namespace="alice")
     assert small.records("alice") == []
+
+
+# -- recall with a message search would refuse --------------------------------------------------
+CFG: RunnableConfig = {"configurable": {"user_id": "alice", "thread_id": "t"}}
+TEA = "I drink green tea every morning."
+OTHERS = ["My sister lives in Oslo.", "I am allergic to peanuts.", "We adopted a cat in May."]
+BROKEN = {
+    "nul": (
+        "Do I still drink green\x00 tea?",
+        "text contains a NUL character at position 22; remove it",
+    ),
+    "surrogate": (
+        "Do I still drink green tea, caf\udce9?",
+        "text is not valid Unicode (surrogates not allowed at position 31); remove lone "
+        "surrogates before storing it",
+    ),
+}
+BOTH = ("human", "ai")
+
+
+async def agent_turn(memory: AgentMemory, said: str, asynchronous: bool) -> tuple[str, list[str]]:
+    llm = RecordingChatModel.replying("Noted.")
+    agent = create_agent(llm, middleware=[AgentMemoryMiddleware(memory, k=1, remember_roles=BOTH)])
+    state = {"messages": [HumanMessage(said)]}
+    out = await agent.ainvoke(state, CFG) if asynchronous else agent.invoke(state, CFG)
+    return llm.prompt_text(0), [m.text for m in out["messages"]]
+
+
+async def graph_turn(memory: AgentMemory, said: str, asynchronous: bool) -> tuple[str, list[str]]:
+    llm = RecordingChatModel.replying("Noted.")
+
+    def chat(state: RecallState) -> dict[str, Any]:
+        system = memories_message(state.get("memories"), memory)
+        return {"messages": [llm.invoke([*([system] if system else []), *state["messages"]])]}
+
+    async def achat(state: RecallState) -> dict[str, Any]:
+        system = await amemories_message(state.get("memories"), memory)
+        prompt = [*([system] if system else []), *state["messages"]]
+        return {"messages": [await llm.ainvoke(prompt)]}
+
+    builder = StateGraph(RecallState)
+    builder.add_node("recall", recall_node(memory, k=1))
+    builder.add_node("chat", RunnableLambda(chat, afunc=achat))
+    builder.add_node("remember", policy_node(memory, remember_roles=BOTH))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "chat")
+    builder.add_edge("chat", "remember")
+    graph = builder.compile()
+    state = {"messages": [HumanMessage(said)]}
+    out = await graph.ainvoke(state, CFG) if asynchronous else graph.invoke(state, CFG)
+    return llm.prompt_text(0), [m.text for m in out["messages"]]
+
+
+async def chain_turn_recalling(
+    memory: AgentMemory, said: str, asynchronous: bool
+) -> tuple[str, list[str]]:
+    llm = RecordingChatModel.replying("Noted.")
+    recall = AgentMemoryRecall(memory, namespace="alice", thread="t", k=1, remember_roles=BOTH)
+    chain = ConversationChain(llm=llm, memory=recall)
+    out = await chain.ainvoke({"input": said}) if asynchronous else chain.invoke({"input": said})
+    return llm.prompt_text(0), [out["input"], out["response"]]
+
+
+RECALLING = {"middleware": agent_turn, "graph": graph_turn, "chain": chain_turn_recalling}
+
+
+@pytest.fixture
+def recalling(memory: AgentMemory) -> AgentMemory:
+    for text in [TEA, *OTHERS]:
+        memory.add(text, namespace="alice", thread="before")
+    memory.add("I drink green tea too.", namespace="bob")
+    return memory
+
+
+@pytest.mark.filterwarnings("ignore:The class `ConversationChain`:DeprecationWarning")
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("broken", BROKEN)
+@pytest.mark.parametrize("surface", RECALLING)
+async def test_a_message_search_would_refuse_still_recalls_by_its_other_words(
+    surface: str,
+    broken: str,
+    asynchronous: bool,
+    recalling: AgentMemory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    said, why = BROKEN[broken]
+    with caplog.at_level(logging.WARNING):
+        prompt, conversation = await RECALLING[surface](recalling, said, asynchronous)
+    assert conversation == [said, "Noted."]  # the turn went on, the message as the user sent it
+    assert TEA in prompt  # the best of four memories for "green tea", found by those words
+    assert not any(other in prompt for other in OTHERS) and "too." not in prompt
+    assert warned(caplog) == [
+        f"the user's message is not remembered: {why}; it stays in the conversation"
+    ]
+    assert {r.text for r in recalling.records("alice")} == {TEA, *OTHERS, "Noted."}
+    assert [r.text for r in recalling.records("bob")] == ["I drink green tea too."]
+    # Asked directly, search still refuses the query by name.
+    with pytest.raises(InvalidInputError, match=r"^query "):
+        recalling.search(said, namespace="alice")
+    with pytest.raises(InvalidInputError, match=r"^query "):
+        await AgentMemoryRetriever(memory=recalling, namespace="alice").ainvoke(said)
+
+
+@pytest.mark.filterwarnings("ignore:The class `ConversationChain`:DeprecationWarning")
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("surface", RECALLING)
+async def test_a_message_of_nul_characters_only_recalls_nothing(
+    surface: str, asynchronous: bool, recalling: AgentMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        prompt, conversation = await RECALLING[surface](recalling, "\x00\x00", asynchronous)
+    assert conversation == ["\x00\x00", "Noted."]
+    assert "recalled_memories" not in prompt
+    (line,) = warned(caplog)
+    assert line.startswith("the user's message is not remembered: text contains a NUL")
+    assert {r.text for r in recalling.records("alice")} == {TEA, *OTHERS, "Noted."}
+
+
+def test_recall_query_cleans_only_what_search_refuses() -> None:
+    assert recall_query("green\x00tea") == "green tea"
+    assert recall_query("caf\udce9 \ud83d\ude00 \ud800") == "caf\ufffd \U0001f600 \ufffd"
+    assert recall_query("\x00 \x00") is None
+    long = "tea " * 300_000  # longer than max_text_chars: search takes it whole
+    assert recall_query(long) == long
+
+
+LONG_QUESTION = "Do I like tea? " * 8  # 120 characters, over the limit of 100
+
+
+@pytest.mark.parametrize(
+    "question",
+    [LONG_QUESTION, "Do I like green\x00 tea?", "Do I like green tea, caf\udce9?"],
+    ids=["too-long", "nul", "surrogate"],
+)
+@pytest.mark.parametrize("surface", [*TURNS, "async history"])
+async def test_a_question_not_remembered_is_not_kept_as_the_answers_reply_to(
+    surface: str, question: str, small: AgentMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    turn: Turn = async_history_turn if surface == "async history" else TURNS[surface]
+    with caplog.at_level(logging.WARNING):
+        await run(turn, small, question, "Noted.")
+    assert len(warned(caplog)) == 1  # the question's own
+    (record,) = small.records("alice")
+    assert (record.text, record.metadata["role"]) == ("Noted.", "ai")
+    assert "reply_to" not in record.metadata
+    # A question the memory keeps is kept with its answer, as before.
+    await run(turn, small, "Do I like tea?", "You do.")
+    assert {r.text: r.metadata.get("reply_to") for r in small.records("alice")} == {
+        "Noted.": None,
+        "Do I like tea?": None,
+        "You do.": "Do I like tea?",
+    }
