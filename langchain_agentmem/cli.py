@@ -105,7 +105,7 @@ def _forget(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("agentmem forget: nothing was erased", file=sys.stderr)
             return 1
-    from langchain_agentmem.chat import forget_chat_threads
+    from langchain_agentmem.chat_threads import forget_chat_threads
 
     with AgentMemory(args.store) as memory:
         erased = memory.delete_namespace(args.user)

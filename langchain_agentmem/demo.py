@@ -95,7 +95,7 @@ def _start(url: str, user: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         return
-    from langchain_agentmem.chat import count_chat_threads
+    from langchain_agentmem.chat_threads import count_chat_threads
 
     with AgentMemory(url, persist_indexes=False) as memory:
         records, threads = len(memory.records(user)), memory.threads(user)

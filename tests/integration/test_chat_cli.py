@@ -211,7 +211,7 @@ def test_another_store_is_another_conversation_and_forget_erases_only_its_own(
 def test_the_default_store_keeps_its_checkpoint_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langchain_agentmem.chat import CHAT_CHECKPOINTS, chat_checkpoints
+    from langchain_agentmem.chat_threads import CHAT_CHECKPOINTS, chat_checkpoints
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTMEM_HOME", str(home))
