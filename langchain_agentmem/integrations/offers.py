@@ -37,15 +37,18 @@ def _refused(whose: str, why: str) -> None:
     logger.warning("%s is not remembered: %s; it stays in the conversation", whose, why)
 
 
-def _keeps(limits: Limits, text: object) -> bool:
-    """Whether the memory would keep ``text`` as a text of its own."""
-    if not isinstance(text, str) or len(text) > limits.max_text_chars:
-        return False
+def _refusal(limits: Limits, text: str) -> str | None:
+    """Why the memory would refuse ``text`` as a text of its own, or ``None``."""
+    if len(text) > limits.max_text_chars:
+        return (
+            f"this memory keeps at most {limits.max_text_chars:,} characters per text "
+            "(max_text_chars)"
+        )
     try:
         check_text(text)
-    except InvalidInputError:
-        return False
-    return True
+    except InvalidInputError as exc:
+        return str(exc)
+    return None
 
 
 def recall_query(text: str) -> str | None:
@@ -66,20 +69,14 @@ def keepable(
     """The metadata to offer ``text`` with, or ``None`` (one warning) when the memory would
     refuse the message."""
     whose = _WHOSE.get(role, f"the {role} message")
-    if len(text) > limits.max_text_chars:
-        _refused(
-            f"{whose} ({len(text):,} characters)",
-            f"this memory keeps at most {limits.max_text_chars:,} characters per text "
-            "(max_text_chars)",
-        )
-        return None
-    try:
-        check_text(text)
-    except InvalidInputError as exc:
-        _refused(whose, str(exc))
+    why = _refusal(limits, text)
+    if why is not None:
+        long = len(text) > limits.max_text_chars
+        _refused(f"{whose} ({len(text):,} characters)" if long else whose, why)
         return None
     without_reply = {k: v for k, v in metadata.items() if k != REPLY_TO}
-    if REPLY_TO in metadata and not _keeps(limits, metadata[REPLY_TO]):
+    reply = metadata.get(REPLY_TO)
+    if reply is not None and (not isinstance(reply, str) or _refusal(limits, reply)):
         metadata = without_reply
     for attempt in (metadata, without_reply):
         try:
