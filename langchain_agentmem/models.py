@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
+if TYPE_CHECKING:  # langchain_core takes a second to import: not for `agentmem --help`
+    from langchain_core.language_models import BaseChatModel
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -25,7 +27,10 @@ def model_configured() -> bool:
 
 
 def chat_model_from_env(
-    *, max_retries: int | None = None, timeout: float | None = None
+    *,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    max_tokens: int | None = None,
 ) -> BaseChatModel | None:
     """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
 
@@ -37,6 +42,9 @@ def chat_model_from_env(
             interactive chat wants few, so a server that is down is reported at once.
         timeout: Seconds to wait for the server to connect or send the next part of its
             answer (``None``: the client's default, 600); an interactive chat wants less.
+        max_tokens: Most tokens of one reply (``None``: the server's limit). Sent as
+            ``max_completion_tokens`` and, to a server other than OpenAI's, as
+            ``max_tokens`` too (what llama.cpp, vLLM and Ollama read).
     """
     if not model_configured():
         return None
@@ -45,7 +53,11 @@ def chat_model_from_env(
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
     api_key = os.environ.get("OPENAI_API_KEY", "").strip() or "not-needed"
     model = os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
-    extra: dict[str, float] = {} if max_retries is None else {"max_retries": max_retries}
+    extra: dict[str, Any] = {} if max_retries is None else {"max_retries": max_retries}
     if timeout is not None:
         extra["timeout"] = timeout
+    if max_tokens is not None:
+        extra["max_tokens"] = max_tokens
+        if base_url is not None:
+            extra["extra_body"] = {"max_tokens": max_tokens}
     return ChatOpenAI(model=model, base_url=base_url, api_key=api_key, **extra)  # type: ignore[arg-type]

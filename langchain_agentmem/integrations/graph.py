@@ -598,18 +598,19 @@ def recall_node(
 
 
 # -- policy: retain and forget ---------------------------------------------------------------
-def trim_removals(
+def trim_start(
     messages: Sequence[BaseMessage],
     *,
     window: int | None = None,
     max_tokens: int | None = None,
     token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
-) -> list[RemoveMessage]:
-    """``RemoveMessage`` updates that trim a thread to a window and / or a token budget.
+) -> int:
+    """Index of the first message kept when ``messages`` are trimmed to a window and / or
+    a token budget (0: all are kept; a leading system message is always kept).
 
     Cuts fall only where a human message starts a turn, so an AI tool call is never
     split from its tool result, and the newest turn (with the newest human message) is
-    always kept, even when it alone is over the budget. A leading system message stays.
+    always kept, even when it alone is over the budget.
 
     Args:
         messages: The thread's messages, oldest first.
@@ -619,7 +620,7 @@ def trim_removals(
     """
     starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
     if not starts:
-        return []
+        return 0
     head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
     cut = starts[0]
     if window is not None and len(starts) > window:
@@ -637,6 +638,20 @@ def trim_removals(
             if start == starts[-1] or counter([*system, *messages[start:]]) <= max_tokens:
                 cut = start
                 break
+    return max(cut, head)
+
+
+def trim_removals(
+    messages: Sequence[BaseMessage],
+    *,
+    window: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
+) -> list[RemoveMessage]:
+    """``RemoveMessage`` updates that trim a thread to a window and / or a token budget
+    (what :func:`trim_start` keeps; the same arguments)."""
+    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
+    cut = trim_start(messages, window=window, max_tokens=max_tokens, token_counter=token_counter)
     removed = messages[head:cut]
     out = []
     for message in removed:

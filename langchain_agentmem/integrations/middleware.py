@@ -43,6 +43,7 @@ from typing_extensions import NotRequired
 from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.chat_history import (
     DEFAULT_REMEMBER_ROLES,
+    check_positive_int,
     check_roles,
     keeps_replies,
 )
@@ -51,6 +52,7 @@ from langchain_agentmem.integrations.graph import (
     check_memory,
     latest_query,
     run_thread,
+    trim_start,
     turn_items,
     turn_start,
     user_namespace,
@@ -135,6 +137,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             ``search_memory`` returns (show each ``record.id`` there for ``forget_memory``).
         tools: Also give the agent ``search_memory`` / ``save_memory`` /
             ``forget_memory`` tools, to manage memory itself.
+        history_tokens: Most tokens of the conversation each model call is sent (counted
+            approximately, about four characters a token): the newest whole turns that fit,
+            and always the current turn. The thread's state keeps every message; ``None``
+            (the default): every message is sent. Set it below the model's context size,
+            less the system prompt, the memories and the reply, so a long thread (or one
+            runaway reply) never overflows the model's context.
     """
 
     state_schema = AgentMemoryState
@@ -152,6 +160,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         remember_roles: Sequence[str] = DEFAULT_REMEMBER_ROLES,
         tools: bool = False,
         formatter: MemoryFormatter | None = None,
+        history_tokens: int | None = None,
     ) -> None:
         super().__init__()
         self.memory = check_memory(memory)
@@ -163,6 +172,13 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         self.remember = bool(remember)
         self.remember_roles = check_roles(remember_roles)
         self.formatter = check_formatter(formatter)
+        self.history_tokens = (
+            None
+            if history_tokens is None
+            else check_positive_int(
+                history_tokens, what="history_tokens", meaning="tokens of history sent"
+            )
+        )
         self.tools = (
             memory_tools(self.memory, user_key=self.user_key, k=self.k, formatter=self.formatter)
             if tools
@@ -269,10 +285,15 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
     def _request(
         self, request: ModelRequest[Any], records: list[MemoryRecord]
     ) -> ModelRequest[Any]:
+        changes: dict[str, Any] = {}
+        if self.history_tokens is not None:
+            cut = trim_start(request.messages, max_tokens=self.history_tokens)
+            if cut:
+                changes["messages"] = request.messages[cut:]
         text = render(records, self.formatter, header=self.header) if records else ""
-        if not text:
-            return request
-        return request.override(system_message=with_memories(request.system_message, text))
+        if text:
+            changes["system_message"] = with_memories(request.system_message, text)
+        return request.override(**changes) if changes else request
 
     def wrap_model_call(
         self,
