@@ -44,8 +44,6 @@ import base64
 import collections
 import concurrent.futures
 import dataclasses
-import hashlib
-import json
 import logging
 import math
 import re
@@ -412,45 +410,8 @@ class AgentMemoryStore(BaseStore):
         self._stop = threading.Event()
         self._scans: collections.OrderedDict[str, _Scan] = collections.OrderedDict()
         self._scans_lock = threading.Lock()
-        self._adopt_v1_items()
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
-
-    def _adopt_v1_items(self) -> None:
-        """Move items written by a store of package version 0.1 into this store's namespaces.
-
-        Those lived in plain namespaces (``"<prefix>/<labels>"``) under ids derived from
-        namespace and key; an item is adopted only when its id is exactly that derivation
-        of its namespace and key and its value is a dict. Each is written anew (re-embedded
-        field by field, its TTL dropped) and then deleted from the old namespace, so an
-        interrupted adoption resumes on the next start.
-        """
-        head = self.prefix + "/"
-        for name in self.memory.namespaces():
-            if not name.startswith(head):
-                continue
-            labels = tuple(unquote(label) for label in name[len(head) :].split("/"))
-            canonical = "/".join(quote(label, safe="") for label in labels)
-            if canonical != name[len(head) :] or not all(labels):
-                continue
-            if any("." in label for label in labels):
-                continue
-            for record in self.memory.records(name):
-                key = record.metadata.get("lg_key")
-                value = record.metadata.get("lg_value")
-                if not isinstance(key, str) or not isinstance(value, Mapping):
-                    continue
-                blob = json.dumps([self.prefix, list(labels), key], ensure_ascii=False)
-                digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-                if record.id != f"{self.prefix}:{digest}":
-                    continue
-                if self.get(labels, key, refresh_ttl=False) is None:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        put = PutOp(labels, key, dict(value), index=None)
-                        self._check_put(put)
-                        self._apply_puts([put])
-                self.memory.delete(record.id, namespace=name, missing_ok=True)
 
     # -- the mapping -----------------------------------------------------------------------
     def memory_namespace(self, namespace: tuple[str, ...]) -> StoreNamespace:
