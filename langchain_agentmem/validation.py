@@ -67,6 +67,24 @@ def check_name(value: object, *, what: str) -> str:
     return value
 
 
+MAX_QUERY_CHARS = 10_000
+"""Longest query a search takes: BM25 scores every word of it while the namespace is
+locked, so a longer one would stall that user's writes. Recall from a conversation's
+message searches its first ``MAX_QUERY_CHARS`` characters."""
+
+
+def check_query(query: object) -> str:
+    """``query`` if it is a non-blank string of at most :data:`MAX_QUERY_CHARS`."""
+    text = check_text(query, what="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInputError(
+            f"query is {len(text):,} characters long; a search takes at most "
+            f"{MAX_QUERY_CHARS:,} (MAX_QUERY_CHARS): search with its key words, a summary "
+            "or its first part"
+        )
+    return text
+
+
 def check_optional_name(value: object, *, what: str) -> str | None:
     """Like :func:`check_name` but ``None`` passes through."""
     return None if value is None else check_name(value, what=what)
