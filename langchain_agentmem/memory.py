@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 
 from langchain_core.embeddings import Embeddings
 
@@ -116,6 +117,8 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             max_records=cache_records,
             on_erased=self._forget_erased,
         )
+        self._closed = False
+        self._close_hooks: list[Callable[[], None]] = []
 
     def _forget_erased(self, namespace: str) -> None:
         """Drop what this process holds of an erased namespace beyond its view."""
@@ -133,8 +136,22 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         """Most records per namespace, or ``None``."""
         return self.policy.capacity
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` when this memory closes (a store's sweeper stops so)."""
+        self._close_hooks.append(hook)
+
     def close(self) -> None:
-        """Save changed indexes (see ``persist_indexes``) and close the store."""
+        """Stop what works on this memory (stores' sweepers), save changed indexes (see
+        ``persist_indexes``) and close the store."""
+        self._closed = True
+        hooks, self._close_hooks = self._close_hooks, []
+        for hook in hooks:
+            hook()
         self.save_indexes()
         self.backend.close()
 

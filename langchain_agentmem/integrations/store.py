@@ -383,7 +383,8 @@ class AgentMemoryStore(BaseStore):
             ``["$"]``: the whole value as JSON); a put's ``index`` argument overrides them.
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read``
             (default ``True``), ``sweep_interval_minutes`` (starts a sweeper thread,
-            stopped by :meth:`close` or :meth:`stop_ttl_sweeper`); ``omit_expired`` is
+            stopped by :meth:`close`, :meth:`stop_ttl_sweeper` or closing the memory);
+            ``omit_expired`` is
             accepted, and expired items are always omitted.
     """
 
@@ -577,13 +578,19 @@ class AgentMemoryStore(BaseStore):
     # -- reads -----------------------------------------------------------------------------
     def _refresh(self, namespace: StoreNamespace, records: Sequence[MemoryRecord]) -> None:
         """Restart the TTL of items read (those written with one)."""
-        by_ttl: dict[float, list[str]] = {}
+        by_ttl: dict[float, list[MemoryRecord]] = {}
         for r in records:
             minutes = r.metadata.get("lg_ttl")
             if isinstance(minutes, (int, float)) and minutes > 0:
-                by_ttl.setdefault(float(minutes), []).append(r.id)
-        for minutes, ids in by_ttl.items():
-            self.memory.set_expiry(ids, namespace=namespace, ttl=timedelta(minutes=minutes))
+                by_ttl.setdefault(float(minutes), []).append(r)
+        for minutes, read in by_ttl.items():
+            # Only the version read: a put that landed since keeps its own TTL (or none).
+            self.memory.set_expiry(
+                [r.id for r in read],
+                namespace=namespace,
+                ttl=timedelta(minutes=minutes),
+                versions=[r.updated_at or _EPOCH for r in read],
+            )
 
     def _get(self, op: GetOp) -> Item | None:
         ns = self.memory_namespace(op.namespace)
@@ -832,14 +839,17 @@ class AgentMemoryStore(BaseStore):
             sweep_interval_minutes or configured or 5, what="sweep_interval_minutes"
         )
         self._stop.clear()
+        self.memory.on_close(self._stop.set)  # closing the memory stops its sweeper
 
         def loop() -> None:
-            while not self._stop.wait(minutes * 60):
+            while not self._stop.wait(minutes * 60) and not self.memory.closed:
                 try:
                     swept = self.sweep_ttl()
                     if swept:
                         logger.info("AgentMemoryStore swept %d expired items", swept)
                 except Exception:  # a failed sweep is retried next time; the thread lives on
+                    if self.memory.closed:  # closed while sweeping: nothing left to sweep
+                        break
                     logger.exception("AgentMemoryStore TTL sweep failed")
             if not future.done():
                 future.set_result(None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import multiprocessing
 import threading
 import time
@@ -491,6 +492,33 @@ def test_ttl_expires_refreshes_on_read_and_sweeps(memory: AgentMemory, clock: Cl
     assert store.get(ns, "short").value == {"v": 4}  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("read", ["get", "search"])
+def test_a_refresh_extends_only_the_version_it_read(
+    memory: AgentMemory, clock: Clock, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    """A put that lands between a read and its TTL refresh keeps its own TTL (none here)."""
+    store = AgentMemoryStore(memory, ttl={"default_ttl": 2})
+    writer = AgentMemoryStore(memory)
+    ns = ("s",)
+    store.put(ns, "k", {"v": "old"})
+    real = memory.get_many if read == "get" else memory.records
+
+    def then_a_put_lands(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        monkeypatch.setattr(memory, real.__name__, real)  # once
+        writer.put(ns, "k", {"v": "new"}, ttl=None)
+        return found
+
+    monkeypatch.setattr(memory, real.__name__, then_a_put_lands)
+    if read == "get":
+        assert store.get(ns, "k").value == {"v": "old"}  # type: ignore[union-attr]
+    else:
+        assert [h.value for h in store.search(ns)] == [{"v": "old"}]
+    clock.advance(3 * 60)
+    assert store.get(ns, "k").value == {"v": "new"}  # type: ignore[union-attr]
+    assert memory.get("k", namespace=store.memory_namespace(ns)).expires_at is None
+
+
 def test_search_refreshes_what_it_returns(memory: AgentMemory, clock: Clock) -> None:
     store = AgentMemoryStore(memory, ttl={"default_ttl": 2, "refresh_on_read": False})
     store.put(("s",), "a", {"v": "alpha"})
@@ -540,6 +568,20 @@ def test_ttl_sweeper_thread_starts_and_stops(memory: AgentMemory) -> None:
         assert [d.kind for d in memory.decisions(ns)] == [OpKind.ADD, OpKind.DELETE]
         assert store.stop_ttl_sweeper(timeout=5)
     assert store.stop_ttl_sweeper()  # already stopped
+
+
+def test_closing_the_memory_stops_its_stores_sweepers(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = AgentMemory(store_url, embeddings=EMB)
+    store = AgentMemoryStore(memory)
+    store.put(("s",), "k", {"v": 1}, ttl=1)
+    with caplog.at_level(logging.INFO, logger="langchain_agentmem.integrations.store"):
+        stopped = store.start_ttl_sweeper(0.05 / 60)  # every 50 ms
+        memory.close()
+        stopped.result(timeout=30)  # the sweeper ended by itself
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert store.stop_ttl_sweeper()
 
 
 def test_ttl_holds_across_a_restart(shared_store_url: str, clock: Clock) -> None:
