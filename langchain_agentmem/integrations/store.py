@@ -411,6 +411,7 @@ class AgentMemoryStore(BaseStore):
         self._stop = threading.Event()
         self._scans: collections.OrderedDict[str, _Scan] = collections.OrderedDict()
         self._scans_lock = threading.Lock()
+        self._dims: int | None = None
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
 
@@ -549,12 +550,39 @@ class AgentMemoryStore(BaseStore):
         self._ttl_minutes(op)
 
     def _puts(self, puts: list[PutOp]) -> list[tuple[PutOp, list[str], list[str]]]:
-        """Each put (already checked) with the paths and texts it indexes."""
+        """Each put (already checked) with the paths and texts it indexes, refused before
+        anything is embedded when the record would be over the memory's limits."""
         planned = []
         for op in puts:
             paths, texts = ([], []) if op.value is None else self._texts(tuple(op.namespace), op)
+            if op.value is not None:
+                self._check_size(op, paths, texts)
             planned.append((op, paths, texts))
         return planned
+
+    def _check_size(self, op: PutOp, paths: list[str], texts: list[str]) -> None:
+        """Refuse a put whose record the memory would refuse, as :meth:`_write` builds it
+        (the packed vectors stood in for by strings of their length)."""
+        assert op.value is not None  # deletes never get here
+        limits = self.memory.limits
+        what = f"the indexed text of store item {op.key!r}"
+        limits.text("\n".join(texts) if texts else key_record_id(op.key), what=what)
+        meta: dict[str, Any] = {"lg_value": dict(op.value), "lg_ttl": self._ttl_minutes(op)}
+        if texts:
+            packed = "A" * (4 * math.ceil(4 * self._dimensions() / 3))  # base64 of float32s
+            meta["lg_fields"] = paths
+            meta["lg_vectors"] = [packed] * len(texts)
+        limits.metadata(meta)
+
+    def _dimensions(self) -> int:
+        """How many dimensions the memory's model gives (asked once)."""
+        if self._dims is None:
+            said = getattr(self.memory.embeddings, "dimensions", None)
+            if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+                self._dims = said
+            else:
+                self._dims = int(embed_query(self.memory.embeddings, "dimensions").shape[0])
+        return self._dims
 
     def _apply_puts(self, puts: list[PutOp]) -> None:
         planned = self._puts(puts)

@@ -450,6 +450,33 @@ def test_a_user_named_like_a_store_namespace_plants_nothing_in_it(memory: AgentM
     assert len(memory.records("lg/memories/bob")) == 1  # the user's own record stays theirs
 
 
+class CountingEmbeddings(HashEmbeddings):
+    """Counts the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += len(texts)
+        return super().embed_documents(texts)
+
+
+def test_an_item_over_the_limits_is_refused_before_anything_is_embedded(store_url: str) -> None:
+    counting = CountingEmbeddings()
+    with AgentMemory(store_url, embeddings=counting, max_metadata_bytes=200_000) as mem:
+        store = AgentMemoryStore(mem, fields=["notes[*]"])
+        store.put(("s",), "fits", {"notes": [f"note {i}" for i in range(20)]})
+        assert counting.embedded == 20
+        big = {"notes": [f"note {i}" for i in range(20_000)]}  # 20,000 field vectors
+        with pytest.raises(InvalidInputError, match="max_metadata_bytes"):
+            store.put(("s",), "big", big)
+        with pytest.raises(InvalidInputError, match="max_metadata_bytes"):
+            store.batch([PutOp(("s",), "a", {"notes": ["x"]}), PutOp(("s",), "big", big)])
+        assert counting.embedded == 20
+        assert [h.key for h in store.search(("s",))] == ["fits"]
+
+
 # -- TTL -------------------------------------------------------------------------------------
 class Clock:
     """``time.time`` that a test can move forward (expiry is read from it everywhere)."""
