@@ -28,6 +28,7 @@ from langchain_agentmem.reads import MemoryReads
 from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (
     DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_MAX_RECALL_CHARS,
     DEFAULT_MAX_TEXT_CHARS,
     Limits,
 )
@@ -76,6 +77,9 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             on their next use (see :meth:`cache_info`).
         max_text_chars: Longest text accepted (longer: an error, nothing stored).
         max_metadata_bytes: Largest metadata accepted, as JSON.
+        max_recall_chars: Most characters of recalled words one prompt tells the model
+            (every surface: the best memories first, the one that crosses the line cut
+            short with " ...", the rest left out).
 
     Operations on one namespace run one at a time, in order; different namespaces run in
     parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
@@ -93,6 +97,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         cache_records: int = DEFAULT_CACHE_RECORDS,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
+        max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
@@ -100,7 +105,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             )
         self.hybrid = HybridConfig() if hybrid is None else hybrid
         cache_records = check_cache_records(cache_records)
-        self.limits = Limits(max_text_chars, max_metadata_bytes)
+        self.limits = Limits(max_text_chars, max_metadata_bytes, max_recall_chars)
         if policy is None:
             policy = "keep_all" if capacity is None else "learned"
         self.policy = make_policy(policy, capacity)

@@ -176,6 +176,8 @@ DEFAULT_MAX_TEXT_CHARS = 1_000_000
 """Longest text a memory accepts by default (a megabyte of plain text; chunk documents)."""
 DEFAULT_MAX_METADATA_BYTES = 4 * 1024 * 1024
 """Largest metadata a memory accepts by default, as JSON."""
+DEFAULT_MAX_RECALL_CHARS = 16_000
+"""Most characters of recalled memories' words told to a model in one prompt, by default."""
 
 
 def _check_limit(value: object, name: str) -> int:
@@ -190,10 +192,14 @@ class Limits:
 
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
     max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
+    max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS
+    """Most characters of recalled memories' words one prompt tells the model: the best
+    first, the one that crosses the line cut short, the rest left out."""
 
     def __post_init__(self) -> None:
         _check_limit(self.max_text_chars, "max_text_chars")
         _check_limit(self.max_metadata_bytes, "max_metadata_bytes")
+        _check_limit(self.max_recall_chars, "max_recall_chars")
 
     def text(self, text: str, *, what: str = "text") -> str:
         """``text`` if it is within the limit, else a clear error."""

@@ -269,7 +269,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
     def _request(
         self, request: ModelRequest[Any], records: list[MemoryRecord]
     ) -> ModelRequest[Any]:
-        text = render(records, self.formatter, header=self.header) if records else ""
+        limit = self.memory.limits.max_recall_chars
+        text = (
+            render(records, self.formatter, header=self.header, max_chars=limit) if records else ""
+        )
         if not text:
             return request
         return request.override(system_message=with_memories(request.system_message, text))

@@ -30,6 +30,7 @@ from langchain_agentmem.integrations.graph import check_memory, run_thread, user
 from langchain_agentmem.integrations.prompt import (
     SEARCH_HEADER,
     MemoryFormatter,
+    cap_recalled,
     check_formatter,
     format_memories,
     render,
@@ -49,6 +50,7 @@ def _where(runtime: ToolRuntime[Any, Any], user_key: str) -> tuple[str, str | No
 def found_text(records: list[MemoryRecord], formatter: MemoryFormatter | None = None) -> str:
     """What ``search_memory`` returns: the records as one fenced block of dated,
     attributed, quoted memories, each with its id (by ``formatter`` when given)."""
+    records = cap_recalled(records)
     if formatter is None:
         text = format_memories(records, SEARCH_HEADER, with_ids=True)
     else:
