@@ -601,6 +601,40 @@ def test_passwords_are_masked_in_repr_and_errors(
 
 
 @pytest.mark.parametrize(
+    "query",
+    [
+        "pass%77ord=hunter2%2Denc",
+        "%70assword=hunter2%2Denc",
+        "PASSWORD=hunter2-enc",
+        "ssl%70assword=hunter2-enc",
+        "password=hunter2%2Denc",
+        "password=hunter2+enc",
+    ],
+)
+def test_secret_parameters_are_masked_by_their_decoded_name(query: str) -> None:
+    from langchain_agentmem.backends.url import hide_secrets, redact_url
+
+    url = f"postgresql://postgres@127.0.0.1:5432/test?sslmode=disable&{query}&x=1"
+    shown = redact_url(url) + hide_secrets(f"could not connect with {url}", url)
+    assert "hunter2" not in shown and "***" in shown and "x=1" in shown
+
+
+@pytest.mark.postgres
+def test_a_percent_encoded_password_parameter_is_masked(
+    pg_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem.errors import AgentMemoryError
+
+    url = pg_url + "&pass%77ord=hunter2%2Dencoded"  # libpq reads it as password
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        shown = repr(mem) + mem.url + repr(mem.backend)
+        assert "hunter2" not in shown and "***" in shown
+    with pytest.raises(AgentMemoryError) as info:
+        AgentMemory(url + "&no_such_option=1", embeddings=hash_embeddings)
+    assert "hunter2" not in str(info.value)
+
+
+@pytest.mark.parametrize(
     ("user", "neighbour"),
     [
         ("alice", "alicex"),
