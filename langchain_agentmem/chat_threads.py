@@ -44,7 +44,8 @@ def chat_checkpoints(store: str | None) -> Path | None:
 
     The default store's are in ``$AGENTMEM_HOME/chat-checkpoints.db``; any other store's in
     ``$AGENTMEM_HOME/chat-checkpoints/<digest>.db``, the digest of its absolute file (SQLite)
-    or of its URL with the passwords masked, so another store never shares a conversation.
+    or of its connection (PostgreSQL: host, port, database, user and schema, however the URL
+    is spelled), so another store never shares a conversation.
 
     Returns:
         The file, or ``None`` for an in-memory store (its conversations end with the process).
@@ -57,9 +58,22 @@ def chat_checkpoints(store: str | None) -> Path | None:
     default = sqlite_file(default_store_url())
     if path is not None and default is not None and path.resolve() == default.resolve():
         return home / CHAT_CHECKPOINTS
-    identity = f"sqlite:{path.resolve()}" if path is not None else redact_url(url)
+    identity = f"sqlite:{path.resolve()}" if path is not None else _identity(url)
     digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
     return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
+
+
+def _identity(url: str) -> str:
+    """A PostgreSQL store by its connection (host, port, database, user, schema), however
+    its URL is spelled; any other URL as written, its passwords masked."""
+    if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        try:
+            from langchain_agentmem.backends.postgres import store_identity
+
+            return store_identity(url)
+        except (ImportError, ValueError):  # no psycopg, or a URL no store opens
+            pass
+    return redact_url(url)
 
 
 class ThreadInUseError(Exception):

@@ -634,6 +634,29 @@ def test_a_percent_encoded_password_parameter_is_masked(
     assert "hunter2" not in str(info.value)
 
 
+@pytest.mark.postgres
+def test_cli_forget_finds_chat_threads_however_the_postgres_url_is_spelled(
+    pg_url: str, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_agentmem.chat_threads import chat_checkpoints
+    from langchain_agentmem.cli import main
+    from langchain_agentmem.integrations.graph import user_thread_id
+
+    user = "spelled"
+    chatted = pg_url.replace("postgres@", "postgres:hunter2@", 1).replace(
+        "postgresql://", "postgres://", 1
+    )
+    with AgentMemory(chatted, embeddings=hash_embeddings) as mem:
+        mem.add(SECRET, namespace=user)
+    path = save_chat_threads(chatted, [(user_thread_id(user, "t1"), SECRET)])
+    assert chat_checkpoints(pg_url) == path  # one store, one file of its conversations
+    other = chat_checkpoints(pg_url.replace("/test", "/other", 1))
+    assert other != path and chat_checkpoints(pg_url + "&schema=s1") != path
+    assert main(["forget", "--store", pg_url, "--user", user, "--yes"]) == 0
+    assert "1 `agentmem chat` thread" in capsys.readouterr().out
+    assert SECRET.encode() not in path.read_bytes()
+
+
 @pytest.mark.parametrize(
     ("user", "neighbour"),
     [
