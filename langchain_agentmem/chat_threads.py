@@ -9,6 +9,7 @@ and ``agentmem forget``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import sqlite3
@@ -29,6 +30,7 @@ from langchain_agentmem.backends.url import (
     redact_url,
     sqlite_file,
 )
+from langchain_agentmem.errors import StoreError
 from langchain_agentmem.integrations.graph import user_threads_prefix
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
@@ -94,7 +96,15 @@ def _try_lock(lock: Path) -> int | None:
     import fcntl
 
     while True:
-        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise StoreError(
+                f"lock file {str(lock)!r} is a symbolic link; remove it (lock files are "
+                "created private, never through a link)"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -127,7 +137,7 @@ def hold_thread(path: Path | None, thread_id: str) -> Iterator[None]:
         yield
         return
     lock = thread_lock(path, thread_id)
-    private_folders(lock.parent)
+    private_folders(lock.parent, own=True)
     fd = _try_lock(lock)
     if fd is None:
         raise ThreadInUseError(thread_id)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
 import math
 import os
@@ -169,7 +170,16 @@ def _open_out(out: Source) -> Iterator[IO[str]]:
     if isinstance(out, (str, os.PathLike)):
         _check_replaceable(out)
         # Personal data: readable by its owner only, like the store itself.
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(out, flags, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise InvalidInputError(
+                f"{os.fspath(out)!r} is a symbolic link; an export is never written through "
+                "one: pass the path of the file itself (nothing was written)"
+            ) from None
         try:
             os.fchmod(fd, 0o600)  # a file already there keeps its mode otherwise
         except BaseException:

@@ -699,3 +699,68 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     with sqlite3.connect(path) as conn:
         left = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
     assert left == {threads[2][0], threads[3][0]}
+
+
+# -- files are never created through links planted by others -----------------------------------
+def test_a_store_through_a_link_planted_in_a_shared_folder_is_refused(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem.errors import StoreError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone can put files here
+    victim = tmp_path / "victim.db"
+    (shared / "m.db").symlink_to(victim)
+    with pytest.raises(StoreError, match=r"m\.db' is a symbolic link in .*others can write"):
+        AgentMemory(f"sqlite:///{shared / 'm.db'}", embeddings=hash_embeddings)
+    assert not victim.exists()
+    (shared / "m.db").unlink()
+    (shared / "n.db-wal").symlink_to(victim)  # SQLite would create its log through it
+    with pytest.raises(StoreError, match=r"n\.db-wal' is a symbolic link"):
+        AgentMemory(f"sqlite:///{shared / 'n.db'}", embeddings=hash_embeddings)
+    assert not victim.exists()
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    (own / "m.db").symlink_to(tmp_path / "real.db")  # the user's own link: followed
+    with AgentMemory(f"sqlite:///{own / 'm.db'}", embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="u")
+    assert (tmp_path / "real.db").exists()
+
+
+def test_chat_lock_files_and_exports_refuse_links_and_foreign_folders(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem import InvalidInputError
+    from langchain_agentmem.chat_threads import hold_thread, thread_lock
+    from langchain_agentmem.errors import StoreError
+
+    checkpoints = tmp_path / "chat.db"
+    lock = thread_lock(checkpoints, "alice\x1ft1")
+    lock.parent.mkdir(mode=0o700)
+    target = tmp_path / "elsewhere"
+    lock.symlink_to(target)
+    with (
+        pytest.raises(StoreError, match="is a symbolic link"),
+        hold_thread(checkpoints, "alice\x1ft1"),
+    ):
+        pass
+    assert not target.exists()
+    lock.unlink()
+    lock.parent.chmod(0o777)
+    with (
+        pytest.raises(StoreError, match="writable by others"),
+        hold_thread(checkpoints, "alice\x1ft1"),
+    ):
+        pass
+    lock.parent.chmod(0o700)
+    with hold_thread(checkpoints, "alice\x1ft1"):
+        assert lock.exists()
+
+    out = tmp_path / "export.jsonl"
+    out.symlink_to(target)
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="u")
+        with pytest.raises(InvalidInputError, match="is a symbolic link"):
+            mem.export_namespace("u", out)
+    assert not target.exists()
