@@ -36,6 +36,7 @@ class MemoryUserData(MemoryCore):
         namespace = self._namespace(namespace)
         with self._cache.lock(namespace):
             erased = self.backend.erase_namespace(namespace, at=time.time())
+            self.backend.truncate_log()  # best effort: a reader may hold the log
             try:
                 files = self._cache.erase(namespace)
             except OSError as exc:

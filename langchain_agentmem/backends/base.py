@@ -275,6 +275,14 @@ class Backend(abc.ABC):
         name) enters the change sequence so other processes drop their cached views.
         """
 
+    def truncate_log(self) -> bool:
+        """Best effort: leave nothing deleted in a write-ahead log file beside the store.
+
+        Returns:
+            Whether the log is empty now (``True`` where the store keeps no such file).
+        """
+        return True
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release connections."""

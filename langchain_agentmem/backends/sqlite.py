@@ -188,6 +188,20 @@ class SQLiteBackend(SQLBackend):
             finally:
                 cur.close()
 
+    def truncate_log(self) -> bool:
+        """Checkpoint the WAL into the file and truncate it (the old page images of deleted
+        text live there until then); ``False`` when another process's reader kept it."""
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            if self._closed:
+                return True
+            try:
+                row = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:
+                return False
+        return row is not None and row[0] == 0
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:

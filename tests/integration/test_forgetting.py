@@ -764,3 +764,21 @@ def test_chat_lock_files_and_exports_refuse_links_and_foreign_folders(
         with pytest.raises(InvalidInputError, match="is a symbolic link"):
             mem.export_namespace("u", out)
     assert not target.exists()
+
+
+def test_deleted_text_leaves_the_wal_while_the_memory_stays_open(
+    db_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    wal = db_path.with_name(db_path.name + "-wal")
+    with AgentMemory(f"sqlite:///{db_path}", embeddings=hash_embeddings) as mem:
+        mem.add("My card is 4111-1111-1111-1111.", namespace="alice", record_id="card")
+        mem.add_messages([HumanMessage("My PIN is 9731.")], namespace="alice", thread="t")
+        mem.add("My locker code is 5512.", namespace="bob")
+        assert b"4111-1111" in wal.read_bytes()  # the test sees what it looks for
+        mem.delete("card", namespace="alice")
+        assert b"4111-1111" not in wal.read_bytes() + db_path.read_bytes()
+        mem.clear_messages(namespace="alice", thread="t")
+        assert b"9731" not in wal.read_bytes() + db_path.read_bytes()
+        mem.delete_namespace("bob")
+        assert b"5512" not in wal.read_bytes() + db_path.read_bytes()
+        assert mem.backend.truncate_log()
