@@ -19,6 +19,7 @@ from langchain_agentmem.cache import (
 from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidTypeError
 from langchain_agentmem.index import HybridConfig
+from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
@@ -129,6 +130,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         """Drop what this process holds of an erased namespace beyond its view."""
         self.policy.forget_namespace(namespace)
         TEXTS.clear()  # recent texts' features, the erased user's among them
+        query_terms.cache_clear()  # recent queries' terms, the erased user's among them
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
