@@ -119,6 +119,8 @@ class MemoryCore:
             if any(op.kind in (OpKind.UPDATE, OpKind.DELETE) for ops in out for op in ops):
                 # The saved index holds a vector just replaced or deleted: not on disk.
                 self._cache.discard_saved(namespace)
+                # Nor in the store's write-ahead log (best effort: a reader may hold it).
+                self.backend.truncate_log()
             return out
 
     def _owned(self, record_id: object, namespace: object) -> RecordRow:

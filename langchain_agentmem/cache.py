@@ -5,7 +5,8 @@ rebuilt from it. A view is caught up with the store's change log before it is re
 writes by other processes show up; a saved dense index (see ``index.persist``) is reused
 when it matches the store.
 
-The cache holds at most ``max_records`` records: past that, the least recently used
+The cache holds at most ``max_records`` records, each namespace's view counting one more
+than it holds (an empty namespace's view costs memory too): past that, the least recently used
 namespaces are dropped (their changed dense indexes saved first when nobody is using
 them) and reload on their next use. Each namespace has its own lock: operations on one
 namespace run one at a time, in order; different namespaces run in parallel.
@@ -149,7 +150,7 @@ class NamespaceCache:
                 misses=self._misses,
                 evictions=self._evictions,
                 namespaces=len(self._views),
-                records=self._records,
+                records=self._records - len(self._views),
                 max_records=self.max_records,
             )
 
@@ -185,8 +186,10 @@ class NamespaceCache:
                     self._records -= old.counted
                 view.counted = 0
                 self._views[namespace] = view
-            self._records += len(view.rows) - view.counted
-            view.counted = len(view.rows)
+            # A view costs memory even when empty: each counts one record more than it
+            # holds, so views of empty namespaces are evicted too.
+            self._records += len(view.rows) + 1 - view.counted
+            view.counted = len(view.rows) + 1
             while self._records > self.max_records and len(self._views) > 1:
                 gone, dropped = self._views.popitem(last=False)
                 self._records -= dropped.counted

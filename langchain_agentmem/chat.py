@@ -43,7 +43,6 @@ from langchain_agentmem.chat_threads import (
     chat_checkpoints,
     hold_thread,
 )
-from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.integrations.graph import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env
@@ -137,12 +136,17 @@ def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
 
 
 def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
-    from langchain_agentmem.integrations.prompt import memory_line, stamps
+    from langchain_agentmem.integrations.prompt import memory_line, quote, stamps
 
     records = memory.records(user)
     for record, when in zip(records, stamps(records), strict=True):
+        # An id that could steer the terminal (control, bidi) or be misread (spaces, a
+        # quote) is shown as a JSON string, which /forget takes as it is shown.
+        rid = record.id
+        plain = rid.isprintable() and not any(c.isspace() for c in rid) and rid[:1] != '"'
+        shown = rid if plain else quote(rid)
         # As the model is told it, without the list's dash: date, who, what it replied to.
-        stdout.write(f"{record.id}  {memory_line(record, when).removeprefix('- ')}\n")
+        stdout.write(f"{shown}  {memory_line(record, when).removeprefix('- ')}\n")
     stdout.write(f"({len(records)} memories)\n")
 
 
@@ -162,13 +166,25 @@ def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool 
         if not arg:
             stdout.write("usage: /forget ID (ids from /memories)\n")
         else:
+            import json
+
+            record_id = arg
+            if arg.startswith('"'):  # an id /memories showed as a JSON string
+                try:
+                    record_id = json.loads(arg)
+                except ValueError:
+                    record_id = None
             try:
-                memory.get(arg, namespace=user)  # only the user's own ids
-            except (RecordNotFoundError, ValueError):
-                stdout.write(f"no memory {arg!r} of yours; /memories lists their ids\n")
-            else:
-                memory.delete(arg, namespace=user)
+                # Only the user's own ids; checked and deleted in one step.
+                gone = isinstance(record_id, str) and (
+                    memory.delete(record_id, namespace=user, missing_ok=True) is not None
+                )
+            except ValueError:  # not an id at all
+                gone = False
+            if gone:
                 stdout.write(f"forgot {arg}\n")
+            else:
+                stdout.write(f"no memory {arg!r} of yours; /memories lists their ids\n")
     else:
         stdout.write(f"unknown command /{name}; /help lists the commands\n")
     return False

@@ -9,6 +9,7 @@ and ``agentmem forget``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import sqlite3
@@ -29,6 +30,7 @@ from langchain_agentmem.backends.url import (
     redact_url,
     sqlite_file,
 )
+from langchain_agentmem.errors import StoreError
 from langchain_agentmem.integrations.graph import user_threads_prefix
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
@@ -44,7 +46,8 @@ def chat_checkpoints(store: str | None) -> Path | None:
 
     The default store's are in ``$AGENTMEM_HOME/chat-checkpoints.db``; any other store's in
     ``$AGENTMEM_HOME/chat-checkpoints/<digest>.db``, the digest of its absolute file (SQLite)
-    or of its URL with the passwords masked, so another store never shares a conversation.
+    or of its connection (PostgreSQL: host, port, database, user and schema, however the URL
+    is spelled), so another store never shares a conversation.
 
     Returns:
         The file, or ``None`` for an in-memory store (its conversations end with the process).
@@ -57,9 +60,22 @@ def chat_checkpoints(store: str | None) -> Path | None:
     default = sqlite_file(default_store_url())
     if path is not None and default is not None and path.resolve() == default.resolve():
         return home / CHAT_CHECKPOINTS
-    identity = f"sqlite:{path.resolve()}" if path is not None else redact_url(url)
+    identity = f"sqlite:{path.resolve()}" if path is not None else _identity(url)
     digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
     return home / CHAT_CHECKPOINTS_DIR / f"{digest}.db"
+
+
+def _identity(url: str) -> str:
+    """A PostgreSQL store by its connection (host, port, database, user, schema), however
+    its URL is spelled; any other URL as written, its passwords masked."""
+    if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        try:
+            from langchain_agentmem.backends.postgres import store_identity
+
+            return store_identity(url)
+        except (ImportError, ValueError):  # no psycopg, or a URL no store opens
+            pass
+    return redact_url(url)
 
 
 class ThreadInUseError(Exception):
@@ -80,7 +96,15 @@ def _try_lock(lock: Path) -> int | None:
     import fcntl
 
     while True:
-        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise StoreError(
+                f"lock file {str(lock)!r} is a symbolic link; remove it (lock files are "
+                "created private, never through a link)"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -113,7 +137,7 @@ def hold_thread(path: Path | None, thread_id: str) -> Iterator[None]:
         yield
         return
     lock = thread_lock(path, thread_id)
-    private_folders(lock.parent)
+    private_folders(lock.parent, own=True)
     fd = _try_lock(lock)
     if fd is None:
         raise ThreadInUseError(thread_id)

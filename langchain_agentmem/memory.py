@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 
 from langchain_core.embeddings import Embeddings
 
@@ -18,6 +19,7 @@ from langchain_agentmem.cache import (
 from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidTypeError
 from langchain_agentmem.index import HybridConfig
+from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
@@ -27,6 +29,7 @@ from langchain_agentmem.reads import MemoryReads
 from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (
     DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_MAX_RECALL_CHARS,
     DEFAULT_MAX_TEXT_CHARS,
     Limits,
 )
@@ -75,6 +78,9 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             on their next use (see :meth:`cache_info`).
         max_text_chars: Longest text accepted (longer: an error, nothing stored).
         max_metadata_bytes: Largest metadata accepted, as JSON.
+        max_recall_chars: Most characters of recalled words one prompt tells the model
+            (every surface: the best memories first, the one that crosses the line cut
+            short with " ...", the rest left out).
 
     Operations on one namespace run one at a time, in order; different namespaces run in
     parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
@@ -92,6 +98,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         cache_records: int = DEFAULT_CACHE_RECORDS,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
+        max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
@@ -99,7 +106,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             )
         self.hybrid = HybridConfig() if hybrid is None else hybrid
         cache_records = check_cache_records(cache_records)
-        self.limits = Limits(max_text_chars, max_metadata_bytes)
+        self.limits = Limits(max_text_chars, max_metadata_bytes, max_recall_chars)
         if policy is None:
             policy = "keep_all" if capacity is None else "learned"
         self.policy = make_policy(policy, capacity)
@@ -116,11 +123,14 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             max_records=cache_records,
             on_erased=self._forget_erased,
         )
+        self._closed = False
+        self._close_hooks: list[Callable[[], None]] = []
 
     def _forget_erased(self, namespace: str) -> None:
         """Drop what this process holds of an erased namespace beyond its view."""
         self.policy.forget_namespace(namespace)
         TEXTS.clear()  # recent texts' features, the erased user's among them
+        query_terms.cache_clear()  # recent queries' terms, the erased user's among them
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -133,8 +143,22 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         """Most records per namespace, or ``None``."""
         return self.policy.capacity
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` when this memory closes (a store's sweeper stops so)."""
+        self._close_hooks.append(hook)
+
     def close(self) -> None:
-        """Save changed indexes (see ``persist_indexes``) and close the store."""
+        """Stop what works on this memory (stores' sweepers), save changed indexes (see
+        ``persist_indexes``) and close the store."""
+        self._closed = True
+        hooks, self._close_hooks = self._close_hooks, []
+        for hook in hooks:
+            hook()
         self.save_indexes()
         self.backend.close()
 

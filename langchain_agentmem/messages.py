@@ -99,7 +99,10 @@ class MemoryMessages(MemoryCore):
         """Delete a thread's messages (long-term records stay); returns how many."""
         namespace = self._namespace(namespace)
         thread = check_name(thread, what="thread")
-        return self.backend.clear_messages(namespace, thread)
+        cleared = self.backend.clear_messages(namespace, thread)
+        if cleared:
+            self.backend.truncate_log()  # best effort: a reader may hold the log
+        return cleared
 
     async def aclear_messages(self, *, namespace: str, thread: str) -> int:
         """Async :meth:`clear_messages`."""

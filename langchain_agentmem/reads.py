@@ -11,6 +11,7 @@ from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
+from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.types import Decision, MemoryRecord, Vector
 from langchain_agentmem.validation import (
@@ -18,8 +19,8 @@ from langchain_agentmem.validation import (
     StoreNamespace,
     check_k,
     check_namespace,
+    check_query,
     check_record_id,
-    check_text,
 )
 from langchain_agentmem.view import NamespaceView
 
@@ -29,7 +30,7 @@ def search_args(
 ) -> tuple[str, str, int, str]:
     """The checked query, namespace, ``k`` and mode of a search."""
     return (
-        check_text(query, what="query"),
+        check_query(query),
         check_namespace(namespace),
         check_k(k),
         check_mode(mode),
@@ -53,6 +54,7 @@ class MemoryReads(MemoryCore):
     def _search(
         self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
     ) -> list[MemoryRecord]:
+        query_terms(query)  # tokenised here, outside the lock (cached for the search)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             if vector is not None:
@@ -88,6 +90,10 @@ class MemoryReads(MemoryCore):
         halfway toward a better-scoring neighbour in the same thread (see
         :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
         every search.
+
+        Raises:
+            InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
+                (10,000 characters).
         """
         query, namespace, k, mode = search_args(query, namespace, k, mode)
         vector = None if mode == "lexical" else embed_query(self.embeddings, query)

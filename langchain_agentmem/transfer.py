@@ -16,13 +16,20 @@ re-embeds the records whose file carries no embedding or whose embeddings came f
 another model. Importing keeps record ids, adds nothing that is already there (records by
 id, messages already in their thread), and writes everything in one transaction: a bad
 line, or fewer or more lines than the header counts (a file cut short), imports nothing.
+
+An export is input like any other: an import applies the memory's limits
+(``max_text_chars``, ``max_metadata_bytes``) to every record, keeps an embedding from the
+file only when it has the memory's model's dimensions (whatever the header says), and
+stores it normalised, as the model's own are.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
+import math
 import os
 import stat
 import sys
@@ -39,11 +46,12 @@ from langchain_core.messages import messages_from_dict
 
 from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
-from langchain_agentmem.embeddings import embed_records, embedding_model_name
+from langchain_agentmem.embeddings import embed_records, embedding_model_name, normalize
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.ops import apply_batch_in
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import (
+    Limits,
     check_metadata,
     check_name,
     check_namespace,
@@ -112,6 +120,8 @@ class Export:
     header: dict[str, Any]
     records: list[_Record]
     messages: list[tuple[str, str, float]]
+    name: str = "<export>"
+    """The file's name, for errors that name a line."""
 
     def target(self, namespace: str | None = None) -> str:
         """The checked namespace an import goes to: ``namespace``, else the file's."""
@@ -160,7 +170,16 @@ def _open_out(out: Source) -> Iterator[IO[str]]:
     if isinstance(out, (str, os.PathLike)):
         _check_replaceable(out)
         # Personal data: readable by its owner only, like the store itself.
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(out, flags, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise InvalidInputError(
+                f"{os.fspath(out)!r} is a symbolic link; an export is never written through "
+                "one: pass the path of the file itself (nothing was written)"
+            ) from None
         try:
             os.fchmod(fd, 0o600)  # a file already there keeps its mode otherwise
         except BaseException:
@@ -256,6 +275,8 @@ class _Lines:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise self.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise self.fail(number, "JSON nested too deeply to read; flatten it") from None
         if not isinstance(value, dict):
             raise self.fail(number, f"expected a JSON object, got {type(value).__name__}")
         return value
@@ -278,6 +299,8 @@ class _Lines:
             if isinstance(exc, InvalidInputError) and f"{self.name} line" in str(exc):
                 raise
             raise self.fail(number, str(exc)) from None
+        except RecursionError:
+            raise self.fail(number, "nested too deeply to read; flatten it") from None
 
 
 def _read_header(lines: _Lines, first: tuple[int, str] | None) -> dict[str, Any]:
@@ -338,6 +361,12 @@ def _record(lines: _Lines, number: int, line: dict[str, Any], dims: int | None) 
                 raise lines.fail(number, f"embedding does not hold {dims} float32 values")
             if not np.isfinite(vector).all():
                 raise lines.fail(number, "embedding holds NaN or infinite values")
+            with np.errstate(over="ignore"):
+                norm = float(np.linalg.norm(vector.astype(np.float64)))
+            if not (norm > 0 and math.isfinite(norm)):
+                raise lines.fail(number, "embedding has no direction (all zeros)")
+            # Scores are cosines only between unit vectors: a long vector must not rank first.
+            vector = normalize((vector.astype(np.float64) / norm)[None, :])[0]
         return _Record(
             line=number,
             id=check_record_id(line.get("id")),
@@ -421,7 +450,33 @@ def read_export(source: Source) -> Export:
     finally:
         if isinstance(source, (str, os.PathLike)):
             handle.close()
-    return Export(header=header, records=records, messages=messages)
+    return Export(header=header, records=records, messages=messages, name=str(name))
+
+
+def _check_limits(export: Export, limits: Limits) -> None:
+    """Refuse a record that the memory would refuse from ``add`` (named by its line)."""
+    lines = _Lines(export.name)
+    for record in export.records:
+        with lines.checking(record.line):
+            limits.text(record.text)
+            limits.metadata(record.metadata)
+
+
+def _model_dimensions(embedder: Embeddings, probe: str) -> int:
+    """How many dimensions ``embedder`` gives (the header's word is not taken for it)."""
+    return int(embed_records(embedder, [probe]).shape[1])
+
+
+def _check_dimensions(export: Export, dims: int) -> None:
+    lines = _Lines(export.name)
+    for record in export.records:
+        if record.embedding is not None and record.embedding.shape[0] != dims:
+            raise lines.fail(
+                record.line,
+                f"embedding has {record.embedding.shape[0]} dimensions but this memory's "
+                f"model gives {dims}; export again from a store of this model, or without "
+                "embeddings (they are re-embedded then)",
+            )
 
 
 def import_namespace(
@@ -431,6 +486,7 @@ def import_namespace(
     *,
     namespace: str | None = None,
     progress: bool = False,
+    limits: Limits | None = None,
 ) -> ImportSummary:
     """Import an export into the store (see the module docstring for the format).
 
@@ -441,9 +497,11 @@ def import_namespace(
             (to check a file before opening the store).
         namespace: The user to import into (default: the one named in the file).
         progress: Show progress bars on stderr (embedding, writing).
+        limits: The memory's size limits, applied to every record (default: the defaults).
 
     Raises:
-        InvalidInputError: a malformed line (named by number), other counts of records or
+        InvalidInputError: a malformed line (named by number), a record over the limits,
+            an embedding of other dimensions than the model's, other counts of records or
             messages than the header's (a file cut short), an export of a newer format, or
             a thread that already holds a different conversation. Nothing is
             imported then.
@@ -451,9 +509,11 @@ def import_namespace(
     export = source if isinstance(source, Export) else read_export(source)
     header, records, messages = export.header, export.records, export.messages
     target = export.target(namespace)
+    _check_limits(export, limits or Limits())
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
     vectors: dict[str, Vector] = {}
-    if same_model:
+    if same_model and any(r.embedding is not None for r in records):
+        _check_dimensions(export, _model_dimensions(embedder, records[0].text))
         vectors.update((r.id, r.embedding) for r in records if r.embedding is not None)
 
     def embed(todo: list[_Record], show: bool) -> None:

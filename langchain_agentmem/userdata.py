@@ -36,6 +36,7 @@ class MemoryUserData(MemoryCore):
         namespace = self._namespace(namespace)
         with self._cache.lock(namespace):
             erased = self.backend.erase_namespace(namespace, at=time.time())
+            self.backend.truncate_log()  # best effort: a reader may hold the log
             try:
                 files = self._cache.erase(namespace)
             except OSError as exc:
@@ -105,8 +106,9 @@ class MemoryUserData(MemoryCore):
         Record ids are kept; records already here (by id) and messages already in their
         thread are not added again, so importing twice adds nothing. Records are re-embedded
         with this memory's model when the file has no embeddings or another model made
-        them. A malformed line (named by number), a file cut short (other counts than its
-        header's) or a newer format imports nothing.
+        them. A malformed line (named by number), a record over this memory's limits, an
+        embedding of other dimensions than the model's, a file cut short (other counts than
+        its header's) or a newer format imports nothing.
 
         Args:
             source: A file path, an open text file, or what
@@ -115,7 +117,12 @@ class MemoryUserData(MemoryCore):
             progress: Show progress bars on stderr.
         """
         return import_namespace(
-            self.backend, self.embeddings, source, namespace=namespace, progress=progress
+            self.backend,
+            self.embeddings,
+            source,
+            namespace=namespace,
+            progress=progress,
+            limits=self.limits,
         )
 
     async def aimport_namespace(

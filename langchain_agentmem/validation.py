@@ -67,6 +67,24 @@ def check_name(value: object, *, what: str) -> str:
     return value
 
 
+MAX_QUERY_CHARS = 10_000
+"""Longest query a search takes: BM25 scores every word of it while the namespace is
+locked, so a longer one would stall that user's writes. Recall from a conversation's
+message searches its first ``MAX_QUERY_CHARS`` characters."""
+
+
+def check_query(query: object) -> str:
+    """``query`` if it is a non-blank string of at most :data:`MAX_QUERY_CHARS`."""
+    text = check_text(query, what="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInputError(
+            f"query is {len(text):,} characters long; a search takes at most "
+            f"{MAX_QUERY_CHARS:,} (MAX_QUERY_CHARS): search with its key words, a summary "
+            "or its first part"
+        )
+    return text
+
+
 def check_optional_name(value: object, *, what: str) -> str | None:
     """Like :func:`check_name` but ``None`` passes through."""
     return None if value is None else check_name(value, what=what)
@@ -158,6 +176,8 @@ DEFAULT_MAX_TEXT_CHARS = 1_000_000
 """Longest text a memory accepts by default (a megabyte of plain text; chunk documents)."""
 DEFAULT_MAX_METADATA_BYTES = 4 * 1024 * 1024
 """Largest metadata a memory accepts by default, as JSON."""
+DEFAULT_MAX_RECALL_CHARS = 16_000
+"""Most characters of recalled memories' words told to a model in one prompt, by default."""
 
 
 def _check_limit(value: object, name: str) -> int:
@@ -172,10 +192,14 @@ class Limits:
 
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
     max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES
+    max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS
+    """Most characters of recalled memories' words one prompt tells the model: the best
+    first, the one that crosses the line cut short, the rest left out."""
 
     def __post_init__(self) -> None:
         _check_limit(self.max_text_chars, "max_text_chars")
         _check_limit(self.max_metadata_bytes, "max_metadata_bytes")
+        _check_limit(self.max_recall_chars, "max_recall_chars")
 
     def text(self, text: str, *, what: str = "text") -> str:
         """``text`` if it is within the limit, else a clear error."""

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.embeddings import aembed_records, embed_records
-from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.items import (
     check_expiry,
@@ -443,20 +443,41 @@ class MemoryWrites(MemoryCore):
         namespace: str,
         ttl: float | timedelta | None = None,
         expires_at: datetime | None = None,
-    ) -> None:
+        versions: Sequence[datetime] | None = None,
+    ) -> list[str]:
         """Move the expiry of live records of ``namespace`` (a TTL refreshed on read).
 
         Both ``None`` clears their expiry. Not a memory op: text and audit log are untouched.
+
+        Args:
+            record_ids: The records to move.
+            namespace: Their namespace.
+            ttl: The new expiry, from now.
+            expires_at: The new expiry, as a time.
+            versions: Each record's ``updated_at`` as it was read: a record written since
+                is left as it is (a refresh extends only the version it read).
+
+        Returns:
+            The ids whose expiry moved.
         """
         ns = self._namespace(namespace)
         ids = [check_record_id(i) for i in record_ids]
         expires = check_expiry(ttl, expires_at)
         at = None if expires is None else expires.timestamp()
+        stamps = None
+        if versions is not None:
+            stamps = [v.timestamp() for v in versions]
+            if len(stamps) != len(ids):
+                raise InvalidInputError(
+                    f"versions holds {len(stamps)} times for {len(ids)} record ids; pass "
+                    "one updated_at per id"
+                )
         with self._cache.lock(ns):
-            self.backend.set_expiry(ns, ids, at)
+            ids = self.backend.set_expiry(ns, ids, at, versions=stamps)
             view = self._cache.peek(ns)
             if view is not None:
                 for rid in [view.rid_of[i] for i in ids if i in view.rid_of]:
                     view.rows[rid] = dataclasses.replace(view.rows[rid], expires_at=at)
                 if at is not None and (view.next_expiry is None or at < view.next_expiry):
                     view.next_expiry = at
+        return ids

@@ -184,8 +184,20 @@ class Backend(abc.ABC):
         """How many records a namespace holds."""
 
     @abc.abstractmethod
-    def set_expiry(self, namespace: str, record_ids: Sequence[str], at: float | None) -> None:
-        """Move the expiry of live records (a refreshed TTL); not a memory op."""
+    def set_expiry(
+        self,
+        namespace: str,
+        record_ids: Sequence[str],
+        at: float | None,
+        *,
+        versions: Sequence[float] | None = None,
+    ) -> list[str]:
+        """Move the expiry of live records (a refreshed TTL); not a memory op.
+
+        With ``versions`` (each record's ``updated_at`` as it was read), only a record still
+        at that version moves: a write that landed since keeps its own expiry. Returns the
+        ids moved.
+        """
 
     @abc.abstractmethod
     def next_expiry(self, namespace: str) -> float | None:
@@ -262,6 +274,14 @@ class Backend(abc.ABC):
         When anything was removed, an erasure marker (no text, no ids, not the namespace's
         name) enters the change sequence so other processes drop their cached views.
         """
+
+    def truncate_log(self) -> bool:
+        """Best effort: leave nothing deleted in a write-ahead log file beside the store.
+
+        Returns:
+            Whether the log is empty now (``True`` where the store keeps no such file).
+        """
+        return True
 
     @abc.abstractmethod
     def close(self) -> None:

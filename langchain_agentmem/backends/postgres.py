@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -265,3 +266,24 @@ class PostgresBackend(SQLBackend):
                 self._closed = True
                 if os.getpid() == self._pid:
                     self._pool.close()
+
+
+def store_identity(url: str) -> str:
+    """What names the store ``url`` opens, however the URL is spelled (scheme, password,
+    parameter order, defaults written out or not): its host, port, database, user and
+    schema.
+
+    Raises:
+        UnknownStoreError: ``url`` is not a PostgreSQL URL libpq can read.
+    """
+    conninfo, schema, _ = parse_url(url)
+    params = conninfo_to_dict(conninfo)
+    user = str(params.get("user") or "")
+    named = [
+        str(params.get("host") or params.get("hostaddr") or ""),
+        str(params.get("port") or "5432"),
+        str(params.get("dbname") or user),
+        user,
+        schema or "public",
+    ]
+    return "postgresql:" + json.dumps(named)

@@ -86,6 +86,11 @@ def legacy_erase_marker(namespace: str) -> str:
     return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
 
 
+VERSION_MARGIN = 5e-6
+"""How far (seconds) an ``updated_at`` read back through a datetime may be from the stored
+one and still name the same version."""
+
+
 def epoch_to_datetime(value: float) -> datetime:
     """UTC epoch seconds to an aware datetime."""
     return datetime.fromtimestamp(value, tz=timezone.utc)
@@ -384,10 +389,19 @@ class SQLBackend(Backend):
         )
         return int(row[0])
 
-    def set_expiry(self, namespace: str, record_ids: Sequence[str], at: float | None) -> None:
+    def set_expiry(
+        self,
+        namespace: str,
+        record_ids: Sequence[str],
+        at: float | None,
+        *,
+        versions: Sequence[float] | None = None,
+    ) -> list[str]:
+        if versions is not None:
+            return self._set_expiry_of_versions(namespace, record_ids, at, versions)
         ids = list(dict.fromkeys(record_ids))
         if not ids:
-            return
+            return []
         now = time.time()
         with self._write() as cur:
             for start in range(0, len(ids), 500):
@@ -400,6 +414,36 @@ class SQLBackend(Backend):
                     ),
                     (at, namespace, *chunk, now),
                 )
+        return ids
+
+    def _set_expiry_of_versions(
+        self, namespace: str, record_ids: Sequence[str], at: float | None, versions: Sequence[float]
+    ) -> list[str]:
+        """:meth:`set_expiry` of records still at the version read, each checked and moved in
+        one statement (atomic against any writer)."""
+        moved: list[str] = []
+        now = time.time()
+        with self._write() as cur:
+            for record_id, version in zip(record_ids, versions, strict=True):
+                cur.execute(
+                    self.q(
+                        "UPDATE agentmem_records SET expires_at = ? WHERE namespace = ? AND "
+                        f"id = ? AND {LIVE} AND updated_at BETWEEN ? AND ?"
+                    ),
+                    # updated_at came back through a datetime (microseconds): a margin
+                    # far below the time between two writes of one record.
+                    (
+                        at,
+                        namespace,
+                        record_id,
+                        now,
+                        version - VERSION_MARGIN,
+                        version + VERSION_MARGIN,
+                    ),
+                )
+                if cur.rowcount > 0:
+                    moved.append(record_id)
+        return moved
 
     def next_expiry(self, namespace: str) -> float | None:
         row = self._fetchone(

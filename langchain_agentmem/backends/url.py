@@ -5,14 +5,26 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
 from langchain_agentmem.backends.base import Backend
 from langchain_agentmem.errors import InvalidTypeError, UnknownStoreError
 
 _SECRET_PARAMS = ("password", "sslpassword")
-_SECRET_IN_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:ssl)?password=)[^&;#]*")
+_PARAM = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
 MASK = "***"
+
+
+def _secret_params(query: str) -> list[tuple[int, int, str]]:
+    """Where the values of secret parameters sit in ``query``: ``(start, end, value)``.
+
+    A parameter is secret by its decoded name (``pass%77ord`` is ``password`` to libpq).
+    """
+    found = []
+    for match in _PARAM.finditer(query):
+        if match.group(2) and unquote_plus(match.group(1)).strip().lower() in _SECRET_PARAMS:
+            found.append((match.start(3), match.end(3), match.group(3)))
+    return found
 
 
 def url_secrets(url: str) -> list[str]:
@@ -23,9 +35,10 @@ def url_secrets(url: str) -> list[str]:
         if parts.password:
             secrets += [parts.password, unquote(parts.password)]
         for key, value in parse_qsl(parts.query, keep_blank_values=True):
-            if key.lower() in _SECRET_PARAMS and value:
+            if key.strip().lower() in _SECRET_PARAMS and value:
                 secrets.append(value)
-        secrets += [m.group(0).split("=", 1)[1] for m in _SECRET_IN_QUERY.finditer(parts.query)]
+        for _, _, raw in _secret_params(parts.query):
+            secrets += [raw, unquote(raw), unquote_plus(raw)]
     except ValueError:
         pass
     # Longest first, so a secret that contains another is masked whole.
@@ -43,7 +56,9 @@ def redact_url(url: str) -> str:
         if parts.password is not None:
             user, _, host = netloc.rpartition("@")
             netloc = user.split(":", 1)[0] + ":" + MASK + "@" + host
-        query = _SECRET_IN_QUERY.sub(lambda m: m.group(1) + MASK, parts.query)
+        query = parts.query
+        for start, end, _ in reversed(_secret_params(query)):
+            query = query[:start] + MASK + query[end:]
         out = urlunsplit(parts._replace(netloc=netloc, query=query))
     except ValueError:
         out = url

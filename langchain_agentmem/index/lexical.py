@@ -39,6 +39,16 @@ def tokenize(text: str) -> list[str]:
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
+@functools.lru_cache(maxsize=64)
+def query_terms(query: str) -> tuple[str, ...]:
+    """The distinct terms of ``query`` (:func:`tokenize`), in order of first use.
+
+    A term repeated in a query scores once. Cached, so a search can tokenise its query
+    before it takes the namespace's lock.
+    """
+    return tuple(dict.fromkeys(tokenize(query)))
+
+
 DEFAULT_K1 = 1.5
 DEFAULT_B = 0.3
 """Length normalisation: lower than Lucene's 0.75, since short chat turns ("Yes! A sunrise.")
@@ -170,7 +180,7 @@ class LexicalIndex:
         if not self._slot or self._total_length == 0:
             return rids, out
         average = self._total_length / len(self._slot)
-        for term in tokenize(query):
+        for term in query_terms(query):
             if term not in self._postings:
                 continue
             slots, tf = self._posting(term)
@@ -182,11 +192,11 @@ class LexicalIndex:
         """The most BM25 any record could score for ``query``: the sum of its terms' idf.
 
         (The Lucene variant scores a term ``idf * tf / (tf + k1 * norm)``, which approaches
-        ``idf`` as the term repeats.) Every query term counts, those no record holds
+        ``idf`` as the term repeats.) Every distinct query term counts once, those no record holds
         included (at their idf for a document frequency of 0), so a record matching only
         common words scores little.
         """
-        return sum(self._idf(t) for t in tokenize(query))
+        return sum(self._idf(t) for t in query_terms(query))
 
     def normalised(self, query: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Every slot's key with its BM25 score over :meth:`ceiling`, in [0, 1].

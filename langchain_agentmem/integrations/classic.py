@@ -216,7 +216,10 @@ class AgentMemoryRecall(BaseMemory):
         return text if text.strip() else None
 
     def _variables(self, records: list[MemoryRecord]) -> dict[str, Any]:
-        text = render(records, self.formatter, header=self.header) if records else ""
+        limit = self.memory.limits.max_recall_chars
+        text = (
+            render(records, self.formatter, header=self.header, max_chars=limit) if records else ""
+        )
         self._last_recalled = records
         if not text:
             return {self.memory_key: [] if self.return_messages else ""}

@@ -91,7 +91,13 @@ from langchain_agentmem.integrations.prompt import (
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_min_score, check_name, check_namespace
+from langchain_agentmem.validation import (
+    DEFAULT_MAX_RECALL_CHARS,
+    check_k,
+    check_min_score,
+    check_name,
+    check_namespace,
+)
 
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
@@ -448,9 +454,13 @@ async def arecalled_memories(
 
 
 def _message(
-    records: Sequence[MemoryRecord], formatter: MemoryFormatter | None, header: str | None
+    records: Sequence[MemoryRecord],
+    formatter: MemoryFormatter | None,
+    header: str | None,
+    memory: AgentMemory | None,
 ) -> SystemMessage | None:
-    text = render(records, formatter, header=header) if records else ""
+    limit = DEFAULT_MAX_RECALL_CHARS if memory is None else memory.limits.max_recall_chars
+    text = render(records, formatter, header=header, max_chars=limit) if records else ""
     return SystemMessage(content=text) if text else None
 
 
@@ -497,9 +507,9 @@ def memories_message(
         memories, memory, config, context, namespace, user_key, "memories_message"
     )
     if memory is None:
-        return _message(as_records(items), formatter, header)
+        return _message(as_records(items), formatter, header, None)
     found = memory.get_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header)
+    return _message(resolve_items(items, found), formatter, header, memory)
 
 
 async def amemories_message(
@@ -519,9 +529,9 @@ async def amemories_message(
         memories, memory, config, context, namespace, user_key, "amemories_message"
     )
     if memory is None:
-        return _message(as_records(items), formatter, header)
+        return _message(as_records(items), formatter, header, None)
     found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header)
+    return _message(resolve_items(items, found), formatter, header, memory)
 
 
 def _check_key(value: object, what: str) -> str:

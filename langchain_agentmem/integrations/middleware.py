@@ -290,7 +290,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             cut = trim_start(request.messages, max_tokens=self.history_tokens)
             if cut:
                 changes["messages"] = request.messages[cut:]
-        text = render(records, self.formatter, header=self.header) if records else ""
+        limit = self.memory.limits.max_recall_chars
+        text = (
+            render(records, self.formatter, header=self.header, max_chars=limit) if records else ""
+        )
         if text:
             changes["system_message"] = with_memories(request.system_message, text)
         return request.override(**changes) if changes else request

@@ -25,7 +25,7 @@ from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.replies import REPLY_TO
-from langchain_agentmem.validation import Limits, check_text
+from langchain_agentmem.validation import MAX_QUERY_CHARS, Limits, check_text
 
 logger = logging.getLogger(__name__)
 """Warns of a message the memory cannot keep (the conversation goes on without it)."""
@@ -52,10 +52,10 @@ def _refusal(limits: Limits, text: str) -> str | None:
 
 
 def recall_query(text: str) -> str | None:
-    """``text`` as a search query: NUL characters become spaces, a surrogate pair held as
-    two code points becomes its character and a lone surrogate U+FFFD; ``None`` when no
-    word is left. Its length is kept (search takes a query of any length)."""
-    text = text.replace("\x00", " ")
+    """``text`` as a search query: its first ``MAX_QUERY_CHARS`` characters (the longest
+    query a search takes), NUL characters as spaces, a surrogate pair held as two code
+    points as its character and a lone surrogate as U+FFFD; ``None`` when no word is left."""
+    text = text[:MAX_QUERY_CHARS].replace("\x00", " ")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

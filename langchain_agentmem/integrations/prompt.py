@@ -40,6 +40,7 @@ from langchain_agentmem.integrations.offers import recall_query
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
+from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS
 
 MemoryFormatter = Callable[[Sequence[MemoryRecord]], str]
 """Turns recalled records (best first) into the text a model receives (``""``: nothing)."""
@@ -71,10 +72,10 @@ ROLE_NAMES = {
     "ai": "assistant",
     "assistant": "assistant",
     "tool": "tool result",
-    "system": "system prompt",
     "function": "tool result",
 }
-"""How a stored ``metadata["role"]`` (a LangChain message type) is named in the prompt."""
+"""How a stored ``metadata["role"]`` (a LangChain message type) is named in the prompt;
+any other role names no one (a stored memory never reads as the system prompt)."""
 
 _LABEL = re.compile(r"[^\w .'-]+")
 
@@ -82,11 +83,13 @@ _LABEL = re.compile(r"[^\w .'-]+")
 def speaker(record: MemoryRecord) -> str:
     """Who said ``record``.
 
-    A stored message role other than the user's wins (``ai`` is always ``assistant``, a
-    tool result is a ``tool result``); the user's words and role-less records are named by
-    their ``speaker`` metadata when it has one (LoCoMo-style names), else ``user``; a
-    record saved through the ``save_memory`` tool is the assistant's; anything else is
-    ``unattributed``.
+    A label from a fixed set: ``user``, ``assistant``, ``tool result``, ``unattributed``
+    or ``speaker "Name"``. A stored message role other than the user's wins (``ai`` is
+    always ``assistant``, a tool result is a ``tool result``); the user's words and
+    role-less records are named by their ``speaker`` metadata when it has one
+    (LoCoMo-style names, quoted as data: ``speaker "Caroline"``), else ``user``; a record
+    saved through the ``save_memory`` tool is the assistant's; anything else (a
+    ``system`` role included) is ``unattributed``.
     """
     meta = record.metadata
     role = meta.get("role")
@@ -97,7 +100,7 @@ def speaker(record: MemoryRecord) -> str:
     if isinstance(label, str):
         label = _LABEL.sub("", label).strip()[:40]
         if label:
-            return label
+            return f"speaker {quote(label)}"
     if named is not None:
         return named
     if meta.get("source") == "tool":
@@ -105,8 +108,15 @@ def speaker(record: MemoryRecord) -> str:
     return "unattributed"
 
 
-_ESCAPES: dict[int, str] = {ord(c): f"\\u{ord(c):04x}" for c in "<>\u2028\u2029\x85"}
-"""Escaped beyond JSON's own: the block's brackets and the line breaks JSON leaves raw."""
+_LOOK_ALIKES = "\uff1c\uff1e\u2039\u203a\ufe64\ufe65\u2329\u232a\u27e8\u27e9\u3008\u3009"
+"""Brackets a model may read as ``<`` and ``>``."""
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Bidirectional controls: they reorder what a reader sees."""
+_ESCAPES: dict[int, str] = {
+    ord(c): f"\\u{ord(c):04x}" for c in "<>\u2028\u2029\x85" + _LOOK_ALIKES + _BIDI
+}
+"""Escaped beyond JSON's own: the block's brackets and their look-alikes, bidi controls,
+and the line breaks JSON leaves raw."""
 
 
 def quote(text: str) -> str:
@@ -227,19 +237,47 @@ def check_formatter(formatter: object) -> MemoryFormatter | None:
     return formatter
 
 
+def cap_recalled(
+    records: Sequence[MemoryRecord], max_chars: int = DEFAULT_MAX_RECALL_CHARS
+) -> list[MemoryRecord]:
+    """``records`` (best first) whose words total at most ``max_chars`` characters: the
+    one that crosses the line is cut short (at a word, ending " ..."), the rest left out."""
+    out: list[MemoryRecord] = []
+    left = max_chars
+    for record in records:
+        if len(record.text) <= left:
+            out.append(record)
+            left -= len(record.text)
+            continue
+        if left >= CUT_AT_LEAST:
+            cut = record.text[: left - 4]
+            cut = (cut.rsplit(" ", 1)[0] if " " in cut[-40:] else cut).rstrip() + " ..."
+            out.append(replace(record, text=cut))
+        break
+    return out
+
+
+CUT_AT_LEAST = 80
+"""A memory that would be cut to fewer characters than this is left out instead."""
+
+
 def render(
     memories: Sequence[MemoryRecord | Mapping[str, Any]],
     formatter: MemoryFormatter | None = None,
     *,
     header: str | None = DEFAULT_HEADER,
+    max_chars: int = DEFAULT_MAX_RECALL_CHARS,
 ) -> str:
     """The prompt text of ``memories`` by ``formatter`` (default: :func:`format_memories`).
+
+    The formatter gets at most ``max_chars`` characters of the memories' words
+    (:func:`cap_recalled`; an ``AgentMemory`` sets it as ``max_recall_chars``).
 
     Raises:
         InvalidInputError: the formatter raised (the error names it and chains the cause).
         InvalidTypeError: it returned something other than a str.
     """
-    records = as_records(memories)
+    records = cap_recalled(as_records(memories), max_chars)
     if formatter is None:
         return format_memories(records, header)
     try:
@@ -478,6 +516,7 @@ __all__ = [
     "DEFAULT_HEADER",
     "MemoryFormatter",
     "as_records",
+    "cap_recalled",
     "format_memories",
     "memory_ref",
     "recall",

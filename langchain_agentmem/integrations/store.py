@@ -44,8 +44,6 @@ import base64
 import collections
 import concurrent.futures
 import dataclasses
-import hashlib
-import json
 import logging
 import math
 import re
@@ -385,7 +383,8 @@ class AgentMemoryStore(BaseStore):
             ``["$"]``: the whole value as JSON); a put's ``index`` argument overrides them.
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read``
             (default ``True``), ``sweep_interval_minutes`` (starts a sweeper thread,
-            stopped by :meth:`close` or :meth:`stop_ttl_sweeper`); ``omit_expired`` is
+            stopped by :meth:`close`, :meth:`stop_ttl_sweeper` or closing the memory);
+            ``omit_expired`` is
             accepted, and expired items are always omitted.
     """
 
@@ -412,45 +411,9 @@ class AgentMemoryStore(BaseStore):
         self._stop = threading.Event()
         self._scans: collections.OrderedDict[str, _Scan] = collections.OrderedDict()
         self._scans_lock = threading.Lock()
-        self._adopt_v1_items()
+        self._dims: int | None = None
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
-
-    def _adopt_v1_items(self) -> None:
-        """Move items written by a store of package version 0.1 into this store's namespaces.
-
-        Those lived in plain namespaces (``"<prefix>/<labels>"``) under ids derived from
-        namespace and key; an item is adopted only when its id is exactly that derivation
-        of its namespace and key and its value is a dict. Each is written anew (re-embedded
-        field by field, its TTL dropped) and then deleted from the old namespace, so an
-        interrupted adoption resumes on the next start.
-        """
-        head = self.prefix + "/"
-        for name in self.memory.namespaces():
-            if not name.startswith(head):
-                continue
-            labels = tuple(unquote(label) for label in name[len(head) :].split("/"))
-            canonical = "/".join(quote(label, safe="") for label in labels)
-            if canonical != name[len(head) :] or not all(labels):
-                continue
-            if any("." in label for label in labels):
-                continue
-            for record in self.memory.records(name):
-                key = record.metadata.get("lg_key")
-                value = record.metadata.get("lg_value")
-                if not isinstance(key, str) or not isinstance(value, Mapping):
-                    continue
-                blob = json.dumps([self.prefix, list(labels), key], ensure_ascii=False)
-                digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-                if record.id != f"{self.prefix}:{digest}":
-                    continue
-                if self.get(labels, key, refresh_ttl=False) is None:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        put = PutOp(labels, key, dict(value), index=None)
-                        self._check_put(put)
-                        self._apply_puts([put])
-                self.memory.delete(record.id, namespace=name, missing_ok=True)
 
     # -- the mapping -----------------------------------------------------------------------
     def memory_namespace(self, namespace: tuple[str, ...]) -> StoreNamespace:
@@ -587,12 +550,39 @@ class AgentMemoryStore(BaseStore):
         self._ttl_minutes(op)
 
     def _puts(self, puts: list[PutOp]) -> list[tuple[PutOp, list[str], list[str]]]:
-        """Each put (already checked) with the paths and texts it indexes."""
+        """Each put (already checked) with the paths and texts it indexes, refused before
+        anything is embedded when the record would be over the memory's limits."""
         planned = []
         for op in puts:
             paths, texts = ([], []) if op.value is None else self._texts(tuple(op.namespace), op)
+            if op.value is not None:
+                self._check_size(op, paths, texts)
             planned.append((op, paths, texts))
         return planned
+
+    def _check_size(self, op: PutOp, paths: list[str], texts: list[str]) -> None:
+        """Refuse a put whose record the memory would refuse, as :meth:`_write` builds it
+        (the packed vectors stood in for by strings of their length)."""
+        assert op.value is not None  # deletes never get here
+        limits = self.memory.limits
+        what = f"the indexed text of store item {op.key!r}"
+        limits.text("\n".join(texts) if texts else key_record_id(op.key), what=what)
+        meta: dict[str, Any] = {"lg_value": dict(op.value), "lg_ttl": self._ttl_minutes(op)}
+        if texts:
+            packed = "A" * (4 * math.ceil(4 * self._dimensions() / 3))  # base64 of float32s
+            meta["lg_fields"] = paths
+            meta["lg_vectors"] = [packed] * len(texts)
+        limits.metadata(meta)
+
+    def _dimensions(self) -> int:
+        """How many dimensions the memory's model gives (asked once)."""
+        if self._dims is None:
+            said = getattr(self.memory.embeddings, "dimensions", None)
+            if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+                self._dims = said
+            else:
+                self._dims = int(embed_query(self.memory.embeddings, "dimensions").shape[0])
+        return self._dims
 
     def _apply_puts(self, puts: list[PutOp]) -> None:
         planned = self._puts(puts)
@@ -616,13 +606,19 @@ class AgentMemoryStore(BaseStore):
     # -- reads -----------------------------------------------------------------------------
     def _refresh(self, namespace: StoreNamespace, records: Sequence[MemoryRecord]) -> None:
         """Restart the TTL of items read (those written with one)."""
-        by_ttl: dict[float, list[str]] = {}
+        by_ttl: dict[float, list[MemoryRecord]] = {}
         for r in records:
             minutes = r.metadata.get("lg_ttl")
             if isinstance(minutes, (int, float)) and minutes > 0:
-                by_ttl.setdefault(float(minutes), []).append(r.id)
-        for minutes, ids in by_ttl.items():
-            self.memory.set_expiry(ids, namespace=namespace, ttl=timedelta(minutes=minutes))
+                by_ttl.setdefault(float(minutes), []).append(r)
+        for minutes, read in by_ttl.items():
+            # Only the version read: a put that landed since keeps its own TTL (or none).
+            self.memory.set_expiry(
+                [r.id for r in read],
+                namespace=namespace,
+                ttl=timedelta(minutes=minutes),
+                versions=[r.updated_at or _EPOCH for r in read],
+            )
 
     def _get(self, op: GetOp) -> Item | None:
         ns = self.memory_namespace(op.namespace)
@@ -871,14 +867,17 @@ class AgentMemoryStore(BaseStore):
             sweep_interval_minutes or configured or 5, what="sweep_interval_minutes"
         )
         self._stop.clear()
+        self.memory.on_close(self._stop.set)  # closing the memory stops its sweeper
 
         def loop() -> None:
-            while not self._stop.wait(minutes * 60):
+            while not self._stop.wait(minutes * 60) and not self.memory.closed:
                 try:
                     swept = self.sweep_ttl()
                     if swept:
                         logger.info("AgentMemoryStore swept %d expired items", swept)
                 except Exception:  # a failed sweep is retried next time; the thread lives on
+                    if self.memory.closed:  # closed while sweeping: nothing left to sweep
+                        break
                     logger.exception("AgentMemoryStore TTL sweep failed")
             if not future.done():
                 future.set_result(None)

@@ -30,13 +30,14 @@ from langchain_agentmem.integrations.graph import check_memory, run_thread, user
 from langchain_agentmem.integrations.prompt import (
     SEARCH_HEADER,
     MemoryFormatter,
+    cap_recalled,
     check_formatter,
     format_memories,
     render,
 )
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
-from langchain_agentmem.validation import check_k, check_name
+from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS, check_k, check_name
 
 
 def _where(runtime: ToolRuntime[Any, Any], user_key: str) -> tuple[str, str | None]:
@@ -46,13 +47,20 @@ def _where(runtime: ToolRuntime[Any, Any], user_key: str) -> tuple[str, str | No
     )
 
 
-def found_text(records: list[MemoryRecord], formatter: MemoryFormatter | None = None) -> str:
+def found_text(
+    records: list[MemoryRecord],
+    formatter: MemoryFormatter | None = None,
+    *,
+    max_chars: int = DEFAULT_MAX_RECALL_CHARS,
+) -> str:
     """What ``search_memory`` returns: the records as one fenced block of dated,
-    attributed, quoted memories, each with its id (by ``formatter`` when given)."""
+    attributed, quoted memories, each with its id (by ``formatter`` when given), at most
+    ``max_chars`` characters of their words."""
+    records = cap_recalled(records, max_chars)
     if formatter is None:
         text = format_memories(records, SEARCH_HEADER, with_ids=True)
     else:
-        text = render(records, formatter) if records else ""
+        text = render(records, formatter, max_chars=max_chars) if records else ""
     return text or "No memories found."
 
 
@@ -100,13 +108,13 @@ def memory_tools(
         namespace, _ = _where(runtime, user_key)
         with models_arguments():
             found = memory.search(query, namespace=namespace, k=k)
-        return found_text(found, formatter)
+        return found_text(found, formatter, max_chars=memory.limits.max_recall_chars)
 
     async def asearch(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, _ = _where(runtime, user_key)
         with models_arguments():
             found = await memory.asearch(query, namespace=namespace, k=k)
-        return found_text(found, formatter)
+        return found_text(found, formatter, max_chars=memory.limits.max_recall_chars)
 
     def save(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         namespace, thread = _where(runtime, user_key)

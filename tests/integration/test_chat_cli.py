@@ -469,3 +469,55 @@ def test_a_line_the_memory_cannot_keep_is_not_sent(tmp_path: Path, line: str, wh
         assert done.returncode == 0, done.stderr
         assert f"{why}" in out and "(nothing was sent)" in out, out
         assert [[m["content"] for m in r["messages"][1:]] for r in server.requests] == [["Hi."]]
+
+
+def test_memories_escapes_ids_and_forget_takes_them_as_shown(tmp_path: Path) -> None:
+    import io
+
+    from langchain_agentmem import AgentMemory
+    from langchain_agentmem.chat import _command
+    from tests.stores import HashEmbeddings
+
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:
+        memory.add("I like tea.", namespace="ana", record_id="\x1b]0;owned\x07\x1b[2J\u202eid")
+        memory.add("I like cocoa.", namespace="ana", record_id="plain-id")
+        out = io.StringIO()
+        _command("/memories", memory, "ana", out)
+        listed = out.getvalue()
+        assert "\x1b" not in listed and "\x07" not in listed and "\u202e" not in listed
+        shown = next(line for line in listed.splitlines() if "tea" in line).split("  ")[0]
+        assert shown == '"\\u001b]0;owned\\u0007\\u001b[2J\\u202eid"'
+        assert any(line.startswith("plain-id  [") for line in listed.splitlines())
+        _command(f"/forget {shown}", memory, "ana", out)
+        assert [r.id for r in memory.records("ana")] == ["plain-id"]
+
+
+def test_forget_of_a_memory_deleted_meanwhile_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from langchain_agentmem import AgentMemory
+    from langchain_agentmem.chat import _command
+    from tests.stores import HashEmbeddings
+
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:
+        memory.add("I like tea.", namespace="ana", record_id="tea")
+        real_get = memory.get
+
+        def then_another_session_forgets(*args: object, **kwargs: object) -> object:
+            found = real_get(*args, **kwargs)  # type: ignore[arg-type]
+            memory.delete("tea", namespace="ana")
+            return found
+
+        monkeypatch.setattr(memory, "get", then_another_session_forgets)
+        out = io.StringIO()
+        assert _command("/forget tea", memory, "ana", out) is False  # the session goes on
+        assert out.getvalue() in (
+            "forgot tea\n",
+            "no memory 'tea' of yours; /memories lists their ids\n",
+        )
+        assert memory.records("ana") == []
+        out = io.StringIO()
+        _command("/forget tea", memory, "ana", out)  # already gone
+        assert out.getvalue().startswith("no memory 'tea' of yours")

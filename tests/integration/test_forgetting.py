@@ -601,6 +601,63 @@ def test_passwords_are_masked_in_repr_and_errors(
 
 
 @pytest.mark.parametrize(
+    "query",
+    [
+        "pass%77ord=hunter2%2Denc",
+        "%70assword=hunter2%2Denc",
+        "PASSWORD=hunter2-enc",
+        "ssl%70assword=hunter2-enc",
+        "password=hunter2%2Denc",
+        "password=hunter2+enc",
+    ],
+)
+def test_secret_parameters_are_masked_by_their_decoded_name(query: str) -> None:
+    from langchain_agentmem.backends.url import hide_secrets, redact_url
+
+    url = f"postgresql://postgres@127.0.0.1:5432/test?sslmode=disable&{query}&x=1"
+    shown = redact_url(url) + hide_secrets(f"could not connect with {url}", url)
+    assert "hunter2" not in shown and "***" in shown and "x=1" in shown
+
+
+@pytest.mark.postgres
+def test_a_percent_encoded_password_parameter_is_masked(
+    pg_url: str, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem.errors import AgentMemoryError
+
+    url = pg_url + "&pass%77ord=hunter2%2Dencoded"  # libpq reads it as password
+    with AgentMemory(url, embeddings=hash_embeddings) as mem:
+        shown = repr(mem) + mem.url + repr(mem.backend)
+        assert "hunter2" not in shown and "***" in shown
+    with pytest.raises(AgentMemoryError) as info:
+        AgentMemory(url + "&no_such_option=1", embeddings=hash_embeddings)
+    assert "hunter2" not in str(info.value)
+
+
+@pytest.mark.postgres
+def test_cli_forget_finds_chat_threads_however_the_postgres_url_is_spelled(
+    pg_url: str, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_agentmem.chat_threads import chat_checkpoints
+    from langchain_agentmem.cli import main
+    from langchain_agentmem.integrations.graph import user_thread_id
+
+    user = "spelled"
+    chatted = pg_url.replace("postgres@", "postgres:hunter2@", 1).replace(
+        "postgresql://", "postgres://", 1
+    )
+    with AgentMemory(chatted, embeddings=hash_embeddings) as mem:
+        mem.add(SECRET, namespace=user)
+    path = save_chat_threads(chatted, [(user_thread_id(user, "t1"), SECRET)])
+    assert chat_checkpoints(pg_url) == path  # one store, one file of its conversations
+    other = chat_checkpoints(pg_url.replace("/test", "/other", 1))
+    assert other != path and chat_checkpoints(pg_url + "&schema=s1") != path
+    assert main(["forget", "--store", pg_url, "--user", user, "--yes"]) == 0
+    assert "1 `agentmem chat` thread" in capsys.readouterr().out
+    assert SECRET.encode() not in path.read_bytes()
+
+
+@pytest.mark.parametrize(
     ("user", "neighbour"),
     [
         ("alice", "alicex"),
@@ -642,3 +699,86 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
     with sqlite3.connect(path) as conn:
         left = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
     assert left == {threads[2][0], threads[3][0]}
+
+
+# -- files are never created through links planted by others -----------------------------------
+def test_a_store_through_a_link_planted_in_a_shared_folder_is_refused(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem.errors import StoreError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone can put files here
+    victim = tmp_path / "victim.db"
+    (shared / "m.db").symlink_to(victim)
+    with pytest.raises(StoreError, match=r"m\.db' is a symbolic link in .*others can write"):
+        AgentMemory(f"sqlite:///{shared / 'm.db'}", embeddings=hash_embeddings)
+    assert not victim.exists()
+    (shared / "m.db").unlink()
+    (shared / "n.db-wal").symlink_to(victim)  # SQLite would create its log through it
+    with pytest.raises(StoreError, match=r"n\.db-wal' is a symbolic link"):
+        AgentMemory(f"sqlite:///{shared / 'n.db'}", embeddings=hash_embeddings)
+    assert not victim.exists()
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    (own / "m.db").symlink_to(tmp_path / "real.db")  # the user's own link: followed
+    with AgentMemory(f"sqlite:///{own / 'm.db'}", embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="u")
+    assert (tmp_path / "real.db").exists()
+
+
+def test_chat_lock_files_and_exports_refuse_links_and_foreign_folders(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    from langchain_agentmem import InvalidInputError
+    from langchain_agentmem.chat_threads import hold_thread, thread_lock
+    from langchain_agentmem.errors import StoreError
+
+    checkpoints = tmp_path / "chat.db"
+    lock = thread_lock(checkpoints, "alice\x1ft1")
+    lock.parent.mkdir(mode=0o700)
+    target = tmp_path / "elsewhere"
+    lock.symlink_to(target)
+    with (
+        pytest.raises(StoreError, match="is a symbolic link"),
+        hold_thread(checkpoints, "alice\x1ft1"),
+    ):
+        pass
+    assert not target.exists()
+    lock.unlink()
+    lock.parent.chmod(0o777)
+    with (
+        pytest.raises(StoreError, match="writable by others"),
+        hold_thread(checkpoints, "alice\x1ft1"),
+    ):
+        pass
+    lock.parent.chmod(0o700)
+    with hold_thread(checkpoints, "alice\x1ft1"):
+        assert lock.exists()
+
+    out = tmp_path / "export.jsonl"
+    out.symlink_to(target)
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
+        mem.add(OTHERS[0], namespace="u")
+        with pytest.raises(InvalidInputError, match="is a symbolic link"):
+            mem.export_namespace("u", out)
+    assert not target.exists()
+
+
+def test_deleted_text_leaves_the_wal_while_the_memory_stays_open(
+    db_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    wal = db_path.with_name(db_path.name + "-wal")
+    with AgentMemory(f"sqlite:///{db_path}", embeddings=hash_embeddings) as mem:
+        mem.add("My card is 4111-1111-1111-1111.", namespace="alice", record_id="card")
+        mem.add_messages([HumanMessage("My PIN is 9731.")], namespace="alice", thread="t")
+        mem.add("My locker code is 5512.", namespace="bob")
+        assert b"4111-1111" in wal.read_bytes()  # the test sees what it looks for
+        mem.delete("card", namespace="alice")
+        assert b"4111-1111" not in wal.read_bytes() + db_path.read_bytes()
+        mem.clear_messages(namespace="alice", thread="t")
+        assert b"9731" not in wal.read_bytes() + db_path.read_bytes()
+        mem.delete_namespace("bob")
+        assert b"5512" not in wal.read_bytes() + db_path.read_bytes()
+        assert mem.backend.truncate_log()

@@ -298,3 +298,14 @@ def test_policy_caches_are_per_namespace_and_bounded() -> None:
     for ns in ("carol", "dave"):
         mem.add("hi", namespace=ns)
     assert mem.policy.priorities.of("alice") == {}  # type: ignore[attr-defined]
+
+
+def test_views_of_empty_namespaces_are_evicted_too() -> None:
+    mem = AgentMemory(":memory:", embeddings=HashEmbeddings(), cache_records=50)
+    mem.add("A note.", namespace="kept")
+    for i in range(500):  # searches of users with nothing stored yet
+        assert mem.search("anything", namespace=f"empty-{i}", k=1) == []
+    info = mem.cache_info()
+    assert info.namespaces <= 50 and info.evictions >= 450
+    assert mem.search("note", namespace="kept", k=1)[0].text == "A note."
+    mem.close()

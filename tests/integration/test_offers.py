@@ -33,6 +33,7 @@ from langchain_agentmem import (
     recall_node,
 )
 from langchain_agentmem.integrations.offers import recall_query
+from langchain_agentmem.validation import MAX_QUERY_CHARS
 from tests.fakes import RecordingChatModel
 
 TOO_LONG = ("I like tea. " * 10).strip()  # 119 characters, over the limit of 100
@@ -240,8 +241,22 @@ def test_recall_query_cleans_only_what_search_refuses() -> None:
     assert recall_query("green\x00tea") == "green tea"
     assert recall_query("caf\udce9 \ud83d\ude00 \ud800") == "caf\ufffd \U0001f600 \ufffd"
     assert recall_query("\x00 \x00") is None
-    long = "tea " * 300_000  # longer than max_text_chars: search takes it whole
-    assert recall_query(long) == long
+    long = "tea " * 300_000  # longer than a search takes: its first part is searched
+    assert recall_query(long) == long[:MAX_QUERY_CHARS]
+
+
+@pytest.mark.filterwarnings("ignore:The class `ConversationChain`:DeprecationWarning")
+@pytest.mark.parametrize("surface", RECALLING)
+async def test_a_message_longer_than_a_query_recalls_by_its_first_part(
+    surface: str, recalling: AgentMemory
+) -> None:
+    said = "Do I still drink green tea? " + "zqx " * 500_000  # 2,000,028 characters
+    prompt, conversation = await RECALLING[surface](recalling, said, False)
+    assert conversation == [said, "Noted."]
+    assert TEA in prompt and not any(other in prompt for other in OTHERS)
+    with pytest.raises(InvalidInputError, match=r"^query is 2,000,028 characters.*MAX_QUERY"):
+        recalling.search(said, namespace="alice")
+    assert recalling.search(said[:MAX_QUERY_CHARS], namespace="alice", k=1)[0].text == TEA
 
 
 LONG_QUESTION = "Do I like tea? " * 8  # 120 characters, over the limit of 100

@@ -279,3 +279,12 @@ def test_a_query_embedded_by_another_model_is_refused(tmp_path: Path) -> None:
             "Alice keeps bees in her garden."
         ]
         assert other.search("bees", namespace="bob") == []  # an empty namespace: nothing
+
+
+def test_a_term_repeated_in_the_query_scores_once(hash_embeddings: HashEmbeddings) -> None:
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
+        mem.add("I drink green tea.", namespace="u")
+        mem.add("Coffee keeps me awake.", namespace="u")
+        once = mem.search("tea coffee", namespace="u", k=2, mode="lexical")
+        again = mem.search("tea tea tea tea coffee", namespace="u", k=2, mode="lexical")
+        assert [(r.id, r.score) for r in again] == [(r.id, r.score) for r in once]

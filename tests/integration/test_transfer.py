@@ -597,3 +597,96 @@ def test_every_command_exits_quietly_when_its_stdout_is_gone(
         assert (done.returncode, done.stderr) == (141, ""), command
     with AgentMemory(url, embeddings=hash_embeddings) as mem:
         assert mem.records("alice") == []  # the erase went through
+
+
+# -- an export is input: limits, vectors and nesting are checked -------------------------------
+def _hostile_export(tmp_path: Path, records: list[dict[str, object]], **header: object) -> Path:
+    head = {
+        "format": "langchain-agentmem",
+        "version": FORMAT_VERSION,
+        "namespace": "alice",
+        "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+        "records": len(records),
+        "messages": 0,
+        **header,
+    }
+    stamp = {"created_at": "2024-03-01T09:30:00+00:00"}
+    lines = [json.dumps(head)] + [json.dumps({"type": "record", **stamp, **r}) for r in records]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _vector(values: list[float]) -> str:
+    import base64
+
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (
+            {"id": "big", "text": "x" * 2_000},
+            "line 3: text is 2,000 characters long.*max_text_chars",
+        ),
+        (
+            {"id": "fat", "text": "fine", "metadata": {"blob": "y" * 3_000}},
+            "line 3: metadata is 3,011 bytes as JSON.*max_metadata_bytes",
+        ),
+    ],
+)
+def test_an_import_applies_the_memorys_limits(
+    tmp_path: Path,
+    embeddings: SentenceTransformerEmbeddings,
+    record: dict[str, object],
+    message: str,
+) -> None:
+    path = _hostile_export(tmp_path, [{"id": "ok", "text": "I like tea."}, record])
+    with AgentMemory(
+        ":memory:", embeddings=embeddings, max_text_chars=1_000, max_metadata_bytes=1_000
+    ) as dst:
+        dst.add("I already live here.", namespace="alice")
+        with pytest.raises(InvalidInputError, match=message):
+            dst.import_namespace(path)
+        assert [r.text for r in dst.records("alice")] == ["I already live here."]
+
+
+def test_imported_vectors_are_normalised_and_must_have_the_models_dimensions(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    huge = _vector([1e18] * 384)
+    path = _hostile_export(
+        tmp_path,
+        [
+            {"id": "loud", "text": "Buy cheap watches now.", "embedding": huge},
+            {"id": "cat", "text": "My cat is called Miso."},
+        ],
+        dimensions=384,
+        embeddings=True,
+    )
+    with AgentMemory(":memory:", embeddings=embeddings) as dst:
+        dst.import_namespace(path)
+        hits = dst.search("What is my cat's name?", namespace="alice", k=2, mode="dense")
+        assert hits[0].id == "cat" and all(h.score <= 1.0 + 1e-5 for h in hits)
+    small = _hostile_export(
+        tmp_path, [{"id": "tiny", "text": "Three numbers.", "embedding": _vector([1.0, 2.0, 3.0])}]
+    )  # no "dimensions" in the header
+    with AgentMemory(":memory:", embeddings=embeddings) as dst:
+        with pytest.raises(InvalidInputError, match=r"line 2: embedding has 3 dimensions.*384"):
+            dst.import_namespace(small)
+        assert dst.records("alice") == []
+        dst.add("My cat is called Miso.", namespace="alice")  # the user still works
+        assert dst.search("cat", namespace="alice", k=1)[0].text == "My cat is called Miso."
+
+
+def test_deeply_nested_json_is_refused_by_line(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    path = _hostile_export(tmp_path, [{"id": "a", "text": "fine"}])
+    deep = '{"type": "record", "id": "b", "text": "t", "metadata": {"m": ' + "[" * 100_000
+    path.write_text(path.read_text() + deep + "]" * 100_000 + "}}\n")
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
+        with pytest.raises(InvalidInputError, match=r"line 3: .*nested too deeply"):
+            dst.import_namespace(path)
+        assert dst.namespaces() == []
