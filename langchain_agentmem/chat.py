@@ -9,8 +9,13 @@ after a restart, a new thread of the same user recalls what earlier threads were
 another store is another memory: neither its recall nor its conversations are shared.
 
 Lines starting with a command (``/help``, ``/memories``, ``/forget ID``, ``/quit``) are
-handled here: never sent to the model, never stored. A model error ends the chat with
-one line saying what to do and a non-zero exit; Ctrl-C, SIGTERM, SIGHUP (at once, even
+handled here: never sent to the model, never stored. Each model call is sent the newest
+turns of the thread that fit in ``history_tokens`` and asks for at most
+``max_reply_tokens``, so neither a long thread nor a runaway reply overflows a small
+model's context. A failed model call (an empty or broken stream, an error answer, a
+dropped connection) is one line and the chat goes on, the turn taken out of the thread
+(exit status 1 at the end); one no later turn can pass (a refused key, an unknown model)
+ends the chat with that line; Ctrl-C, SIGTERM, SIGHUP (at once, even
 while a reply is awaited) and end of input end it quietly (:func:`exit_status`). A failed
 or interrupted turn is removed from the thread, so it is never replayed; one a killed
 session left unfinished is removed when the thread is next opened. One session at a time
@@ -71,6 +76,13 @@ _COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
 MODEL_TIMEOUT = 120.0
 """Seconds chat waits for the model server to connect or send more of its reply."""
 
+MAX_REPLY_TOKENS = 1024
+"""Default cap of one reply (``--max-reply-tokens``, ``AGENTMEM_MAX_REPLY_TOKENS``)."""
+
+HISTORY_TOKENS = 2000
+"""Default budget of the thread sent with each model call (``--history-tokens``,
+``AGENTMEM_HISTORY_TOKENS``): with the reply cap and the memories, a 4,096-token context."""
+
 EXIT_MODEL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -80,11 +92,72 @@ class ModelError(Exception):
     """A model call failed; the message says what to do."""
 
 
-def explain(exc: BaseException, *, base_url: str | None, model: str) -> str | None:
-    """One line for a failed model call, or ``None`` when ``exc`` is not the model's."""
+class ModelCallFailed(Exception):
+    """Raised in place of any error of a model call (:class:`_ModelCalls`), so the chat
+    tells a failed model call from its own faults."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def fatal(exc: BaseException) -> bool:
+    """Whether every later turn would fail as ``exc`` did (a refused key, an unknown model),
+    so the chat ends."""
+    import openai
+
+    cause = exc.cause if isinstance(exc, ModelCallFailed) else exc
+    return isinstance(
+        cause, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+    )
+
+
+def _found(
+    exc: BaseException, kinds: tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """The first error of ``kinds`` among ``exc`` and what caused it, or ``None``."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, kinds):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return None
+
+
+def explain(
+    exc: BaseException, *, base_url: str | None, model: str, started: bool = False
+) -> str | None:
+    """One line for a failed model call, or ``None`` when ``exc`` is not the model's
+    (``started``: part of the reply had come)."""
+    import httpx
     import openai
 
     where = base_url or "api.openai.com"
+    if isinstance(exc, ModelCallFailed):
+        why = explain(exc.cause, base_url=base_url, model=model, started=started)
+        if why is not None:
+            return why
+        cause = exc.cause
+        if isinstance(cause, ValueError) and "No generations" in str(cause):
+            return (
+                f"the model server at {where} sent an empty reply (a local server does when "
+                "the conversation no longer fits its context: lower --history-tokens or "
+                "--max-reply-tokens); try again"
+            )
+        detail = " ".join(str(cause).split())[:200]
+        return f"the model call failed ({type(cause).__name__}: {detail}); try again"
+    if isinstance(exc, openai.APIConnectionError):
+        hung_up = _found(exc, (httpx.RemoteProtocolError, httpx.ReadError))
+        exc = hung_up or exc  # it answered, then hung up
+        if started and hung_up is None:
+            return f"the model server at {where} dropped the connection mid-reply; try again"
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return (
+            f"the model server at {where} dropped the connection mid-reply "
+            f"({type(exc).__name__}); try again"
+        )
     if isinstance(exc, openai.APITimeoutError):
         return f"the model server at {where} did not answer in time; try again or check it"
     if isinstance(exc, openai.APIConnectionError):
@@ -92,6 +165,8 @@ def explain(exc: BaseException, *, base_url: str | None, model: str) -> str | No
             f"cannot reach the model server at {where}: is it running? "
             "(set OPENAI_BASE_URL to its /v1 address)"
         )
+    if isinstance(exc, httpx.TransportError):
+        return f"the model call failed ({type(exc).__name__}: {exc}); try again"
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return (
             f"the model server at {where} refused the API key ({exc.status_code}): "
@@ -259,13 +334,19 @@ def _no_interrupts() -> Iterator[None]:
 _DONE = object()
 """Put on a turn's queue when the turn ended well."""
 
+_CUT = object()
+"""Put on a turn's queue when the server cut a reply at its length cap."""
+
 
 def _stream_turn(agent: Any, said: HumanMessage, config: Any, out: queue.SimpleQueue[Any]) -> None:
     """Run one turn: each text chunk of the reply on ``out``, then the error or ``_DONE``."""
     try:
         for chunk, _ in agent.stream({"messages": [said]}, config, stream_mode="messages"):
-            if isinstance(chunk, AIMessageChunk) and chunk.text:
-                out.put(chunk.text)
+            if isinstance(chunk, AIMessageChunk):
+                if chunk.text:
+                    out.put(chunk.text)
+                if chunk.response_metadata.get("finish_reason") == "length":
+                    out.put(_CUT)
     except BaseException as exc:
         out.put(exc)
     else:
@@ -278,6 +359,8 @@ class _Reply:
     def __init__(self, stdout: TextIO) -> None:
         self.stdout = stdout
         self.started = False
+        self.cut = False
+        """Whether the server cut the reply at its length cap."""
 
     def write(self, text: str) -> None:
         if not self.started:
@@ -311,6 +394,9 @@ def _answer(agent: Any, said: HumanMessage, config: Any, reply: _Reply) -> BaseE
             continue
         if item is _DONE:
             return None
+        if item is _CUT:
+            reply.cut = True
+            continue
         if isinstance(item, BaseException):
             return item
         reply.write(item)
@@ -389,14 +475,16 @@ def _converse(
     stderr: TextIO,
     base_url: str | None,
     model_name: str,
+    warming: threading.Thread | None = None,
 ) -> int:
-    """The read-answer loop; returns the exit status.
+    """The read-answer loop; returns the exit status (1 when a turn failed).
 
     Raises:
         TurnAbandoned: a turn left running (the turn is out of the thread).
     """
     read = _reader(stdin, stdout)
     interactive = stdin.isatty()
+    status = 0
     stdout.write(f"agentmem chat: user {user!r}, thread {thread!r}. /help for commands.\n")
     stdout.flush()
     while True:
@@ -417,6 +505,11 @@ def _converse(
             stdout.write(f"{refused} (nothing was sent)\n")
             stdout.flush()
             continue
+        if interactive and warming is not None and warming.is_alive():
+            # The user typed faster than the embedding model loads: say why it waits.
+            stderr.write("agentmem chat: loading the memory's embedding model ...\n")
+            stderr.flush()
+        warming = None
         said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
         reply = _Reply(stdout)
         mark = turns.mark()
@@ -435,17 +528,26 @@ def _converse(
         if failed is not None:
             # A turn reported as failed must not be replayed next time.
             turns.drop(mark, said)
-            why = explain(failed, base_url=base_url, model=model_name)
+            why = explain(failed, base_url=base_url, model=model_name, started=reply.started)
             if why is None:
                 raise failed
             if reply.started:
                 stdout.write("\n")
                 stdout.flush()
             stderr.write(f"agentmem chat: {why}\n")
-            return EXIT_MODEL_ERROR
+            stderr.flush()
+            if fatal(failed):
+                return EXIT_MODEL_ERROR
+            status = EXIT_MODEL_ERROR  # the chat goes on; its status says a turn failed
+            continue
         reply.end()
+        if reply.cut:
+            stderr.write(
+                "agentmem chat: the reply was cut at its length cap (--max-reply-tokens, "
+                "AGENTMEM_MAX_REPLY_TOKENS)\n"
+            )
         notes.tell(stderr)
-    return 0
+    return status
 
 
 def _unsendable(text: str, limit: int) -> str | None:
@@ -485,6 +587,8 @@ def run_chat(
     thread: str,
     k: int,
     remember_replies: bool = False,
+    max_reply_tokens: int = MAX_REPLY_TOKENS,
+    history_tokens: int = HISTORY_TOKENS,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status (2: no model configured,
     or another session has the thread).
@@ -494,7 +598,7 @@ def run_chat(
             the embedding model loads: the turn is out of the thread, and this process
             should end now (:func:`main_chat` does).
     """
-    llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT)
+    llm = chat_model_from_env(max_retries=1, timeout=MODEL_TIMEOUT, max_tokens=max_reply_tokens)
     if llm is None:
         stderr.write(NO_MODEL)
         return EXIT_USAGE
@@ -536,7 +640,12 @@ def run_chat(
         agent = create_agent(
             llm,
             system_prompt=SYSTEM_PROMPT,
-            middleware=[middleware.AgentMemoryMiddleware(memory, k=k, remember_roles=roles)],
+            middleware=[
+                middleware.AgentMemoryMiddleware(
+                    memory, k=k, remember_roles=roles, history_tokens=history_tokens
+                ),
+                _model_calls(),
+            ],
             checkpointer=checkpointer,
         )
         notes = _Notes()  # what the middleware warns of, told after each reply
@@ -555,6 +664,7 @@ def run_chat(
                 stderr=stderr,
                 base_url=base_url,
                 model_name=model_name,
+                warming=warm,
             )
         except TurnAbandoned:
             # The turn may still be running in its thread, on the memory and the
@@ -580,8 +690,28 @@ def run_chat(
                 warm.join()
 
 
+def _model_calls() -> Any:
+    """A middleware raising :class:`ModelCallFailed` for any error of a model call."""
+    from langchain.agents.middleware.types import AgentMiddleware
+
+    class _ModelCalls(AgentMiddleware):  # type: ignore[type-arg]
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            try:
+                return handler(request)
+            except Exception as exc:
+                raise ModelCallFailed(exc) from exc
+
+    return _ModelCalls()
+
+
 def main_chat(
-    store: str | None, user: str, thread: str, k: int, remember_replies: bool = False
+    store: str | None,
+    user: str,
+    thread: str,
+    k: int,
+    remember_replies: bool = False,
+    max_reply_tokens: int = MAX_REPLY_TOKENS,
+    history_tokens: int = HISTORY_TOKENS,
 ) -> int:
     """``agentmem chat`` on the process's standard streams (Ctrl-C, SIGTERM and SIGHUP end it
     quietly, at once)."""
@@ -596,6 +726,8 @@ def main_chat(
             thread=thread,
             k=k,
             remember_replies=remember_replies,
+            max_reply_tokens=max_reply_tokens,
+            history_tokens=history_tokens,
         )
     except TurnAbandoned as ended:
         code = exit_status(ended.cause)

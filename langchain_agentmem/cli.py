@@ -16,7 +16,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from langchain_agentmem.chat import main_chat
+    from langchain_agentmem.chat import HISTORY_TOKENS, MAX_REPLY_TOKENS, main_chat
+
+    if args.max_reply_tokens is None:
+        args.max_reply_tokens = _env_tokens("AGENTMEM_MAX_REPLY_TOKENS", MAX_REPLY_TOKENS)
+    if args.history_tokens is None:
+        args.history_tokens = _env_tokens("AGENTMEM_HISTORY_TOKENS", HISTORY_TOKENS)
 
     return main_chat(
         store=args.store,
@@ -24,7 +29,32 @@ def _chat(args: argparse.Namespace) -> int:
         thread=args.thread,
         k=args.k,
         remember_replies=args.remember_replies,
+        max_reply_tokens=args.max_reply_tokens,
+        history_tokens=args.history_tokens,
     )
+
+
+def _tokens(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number of tokens, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value!r}")
+    return n
+
+
+def _env_tokens(name: str, default: int) -> int:
+    """``default``, or the environment's ``name`` when set (checked as the flag is)."""
+    import os
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return _tokens(raw)
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"agentmem chat: {name} {exc}") from None
 
 
 def _existing_store(url: str | None, command: str) -> str | None:
@@ -180,6 +210,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--remember-replies",
         action="store_true",
         help="remember the model's replies too (as the assistant's; default: your words only)",
+    )
+    chat.add_argument(
+        "--max-reply-tokens",
+        type=_tokens,
+        default=None,
+        help="most tokens of one reply (default: $AGENTMEM_MAX_REPLY_TOKENS, else 1024)",
+    )
+    chat.add_argument(
+        "--history-tokens",
+        type=_tokens,
+        default=None,
+        help="most tokens of the thread sent with each turn, newest whole turns first "
+        "(default: $AGENTMEM_HISTORY_TOKENS, else 2000)",
     )
     chat.set_defaults(func=_chat)
 

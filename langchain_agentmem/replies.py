@@ -7,6 +7,7 @@ question under :data:`REPLY_TO`; search reads its words and policies read that i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,10 +15,40 @@ REPLY_TO = "reply_to"
 """Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""
 
 
+MAX_QUESTION_CHARS = 300
+"""Longest question kept as what a message replies to (one or two sentences)."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+
+
+def question_of(text: str) -> str:
+    """What of ``text`` a reply to it is kept with: its last sentence that asks something,
+    with the sentence before it when both fit in :data:`MAX_QUESTION_CHARS`; ``""`` when no
+    sentence asks, or the question alone is longer.
+
+    A reply is about the question it answers, never about the rest of a long message (a
+    model's run-on reply, say): only that question is stored, and read.
+    """
+    if "?" not in text:
+        return ""
+    sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+    asking = [i for i, sentence in enumerate(sentences) if "?" in sentence]
+    if not asking:
+        return ""
+    last = asking[-1]
+    question = sentences[last]
+    if len(question) > MAX_QUESTION_CHARS:
+        return ""
+    if last > 0 and len(sentences[last - 1]) + 1 + len(question) <= MAX_QUESTION_CHARS:
+        question = f"{sentences[last - 1]} {question}"
+    return question
+
+
 def reply_of(metadata: Mapping[str, Any] | None) -> str:
-    """The text a record replies to (``metadata["reply_to"]``), or ``""``."""
+    """The question a record replies to (:func:`question_of` its ``metadata["reply_to"]``,
+    so a record stored with a whole message reads as new ones do), or ``""``."""
     value = metadata.get(REPLY_TO) if metadata else None
-    return value if isinstance(value, str) else ""
+    return question_of(value) if isinstance(value, str) else ""
 
 
 def asks(text: str) -> bool:

@@ -45,6 +45,30 @@ def error(status: int, message: str) -> dict[str, Any]:
     return {"status": status, "message": message}
 
 
+def empty_stream() -> dict[str, Any]:
+    """A streamed reply with no chunk at all (HTTP 200, then ``[DONE]``), as a local server
+    sends when the request overflows its context."""
+    return {"misbehave": "empty"}
+
+
+def stream_error(message: str) -> dict[str, Any]:
+    """HTTP 200 whose stream carries an error object instead of chunks."""
+    return {"misbehave": "error", "message": message}
+
+
+def dropped(text: str) -> dict[str, Any]:
+    """A streamed reply whose connection drops after ``text``, before the body's end."""
+    return {"misbehave": "drop", "content": text}
+
+
+def _cap(body: dict[str, Any]) -> int | None:
+    """The reply cap a request asks for (``max_completion_tokens`` or ``max_tokens``)."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        if isinstance(body.get(key), int):
+            return int(body[key])
+    return None
+
+
 def _normalise(reply: str | dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(reply, str):
         return reply, []
@@ -156,11 +180,18 @@ class ScriptedOpenAIServer:
                         {"error": {"message": reply["message"], "type": "scripted_error"}},
                     )
                     return
+                if isinstance(reply, dict) and "misbehave" in reply:
+                    self._misbehave(reply)
+                    return
                 content, calls = _normalise(reply)
                 model = body.get("model", "scripted")
                 created = int(time.time())
                 cid = f"chatcmpl-{next(_ids)}"
                 finish = "tool_calls" if calls else "stop"
+                cap = _cap(body)
+                if cap is not None and len(content.split(" ")) > cap:
+                    # As servers do: a word a token, the reply cut at the cap.
+                    content, finish = " ".join(content.split(" ")[:cap]), "length"
                 usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
                 if not body.get("stream"):
                     message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -230,6 +261,35 @@ class ScriptedOpenAIServer:
                     for part in (args[:half], args[half:]):
                         yield {"tool_calls": [{"index": n, "function": {"arguments": part}}]}, None
                 yield {}, finish
+
+            def _misbehave(self, reply: dict[str, Any]) -> None:
+                how = reply["misbehave"]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                if how == "drop":  # promise more than is sent, then hang up
+                    self.send_header("Content-Length", "100000")
+                else:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                if how == "error":
+                    self._event({"error": {"message": reply["message"], "code": 500}})
+                elif how == "drop":
+                    chunk = {"role": "assistant", "content": reply["content"]}
+                    self._event(
+                        {
+                            "id": "chatcmpl-drop",
+                            "object": "chat.completion.chunk",
+                            "created": int(time.time()),
+                            "model": "scripted",
+                            "choices": [{"index": 0, "delta": chunk, "finish_reason": None}],
+                        }
+                    )
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
 
             def _event(self, payload: dict[str, Any]) -> None:
                 self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
