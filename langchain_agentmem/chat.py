@@ -112,9 +112,7 @@ def fatal(exc: BaseException) -> bool:
     )
 
 
-def _found(
-    exc: BaseException, kinds: tuple[type[BaseException], ...]
-) -> BaseException | None:
+def _found(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
     """The first error of ``kinds`` among ``exc`` and what caused it, or ``None``."""
     seen: set[int] = set()
     at: BaseException | None = exc

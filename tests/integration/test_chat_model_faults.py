@@ -41,7 +41,6 @@ def test_a_runaway_reply_and_a_broken_stream_leave_the_thread_usable(tmp_path: P
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1  # turns failed; the chat went on
     err = done.stderr.strip().splitlines()
-    print(err)
     assert len(err) == 4, err  # the cut reply, then one line per failed turn
     assert "cut at its length cap" in err[0]
     assert "empty reply" in err[1] and "--history-tokens" in err[1]
