@@ -161,6 +161,16 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+class _Endpoint:
+    """The MCP endpoint as an ASGI app (so Starlette routes every method to it)."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.manager.handle_request(scope, receive, send)
+
+
 def _request_user(request: Any) -> str:
     user = None if request is None else request.scope.get(_USER_SCOPE)
     if not isinstance(user, str):  # pragma: no cover - BearerAuth always sets it
@@ -205,15 +215,13 @@ def http_app(
         app=server, json_response=True, stateless=True, security_settings=security
     )
 
-    async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-        await manager.handle_request(scope, receive, send)
-
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with manager.run():
             yield
 
-    app: ASGIApp = Starlette(routes=[Route(PATH, endpoint=handle)], lifespan=lifespan)
+    routes = [Route(PATH, endpoint=_Endpoint(manager))]
+    app: ASGIApp = Starlette(routes=routes, lifespan=lifespan)
     return app if tokens is None else BearerAuth(app, tokens)
 
 
