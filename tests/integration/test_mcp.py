@@ -8,13 +8,16 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp import types
+from starlette.testclient import TestClient
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings, memory_tools
+from langchain_agentmem.integrations.mcp_http import http_app
 from tests.fakes import RecordingChatModel
 from tests.mcp_servers import HttpServer, http_session, jsonrpc, stdio_session
 
@@ -256,3 +259,28 @@ async def test_a_killed_server_loses_no_acknowledged_save(
         async with http_session(again.url, ALICE) as session:
             found = text(await session.call_tool("search_memory", {"query": "Fact number 4"}))
     assert "Fact number 4 about my garden." in found
+
+
+# -- the HTTP app in process: one user on loopback, the Host header -------------------------
+def _post(client: TestClient, host: str, token: str | None = None) -> httpx.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Host": host}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    body["params"] = {"name": "save_memory", "arguments": {"text": f"Seen through {host}."}}
+    return client.post("/mcp", json=body, headers=headers)
+
+
+def test_one_user_without_tokens_answers_loopback_hosts_only(memory: AgentMemory) -> None:
+    with TestClient(http_app(memory, user="alice"), base_url="http://127.0.0.1") as client:
+        assert _post(client, "127.0.0.1:8000").json()["result"]["isError"] is False
+        assert _post(client, "evil.example:8000").status_code == 421  # DNS rebinding
+    assert [r.text for r in memory.records("alice")] == ["Seen through 127.0.0.1:8000."]
+
+
+def test_with_tokens_a_proxys_host_is_served(memory: AgentMemory) -> None:
+    app = http_app(memory, tokens={ALICE: "alice"})
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert _post(client, "memory.example.com", ALICE).json()["result"]["isError"] is False
+        assert _post(client, "memory.example.com").status_code == 401
+    assert [r.text for r in memory.records("alice")] == ["Seen through memory.example.com."]
