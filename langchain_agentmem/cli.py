@@ -148,6 +148,78 @@ def _forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    import logging
+
+    from langchain_agentmem.errors import InvalidInputError
+    from langchain_agentmem.validation import check_k
+
+    try:
+        from langchain_agentmem.integrations import mcp, mcp_http
+    except ModuleNotFoundError as exc:
+        if exc.name != "mcp" and not (exc.name or "").startswith("mcp."):
+            raise
+        print(
+            'agentmem mcp: the MCP SDK is not installed; pip install "langchain-agentmem[mcp]"',
+            file=sys.stderr,
+        )
+        return 1
+    # Everything is checked before the store and the model are opened (seconds).
+    k = check_k(args.k)
+    tokens = None if args.tokens is None else mcp_http.read_tokens(args.tokens)
+    if args.http:
+        mcp_http.check_http(args.host, tokens=tokens, user=args.user)
+    elif tokens is not None or args.user is None:
+        raise InvalidInputError("stdio serves one user: pass --user NAME (--tokens is for --http)")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # a line per request otherwise
+    from langchain_agentmem.backends.url import default_store_url, redact_url
+    from langchain_agentmem.memory import AgentMemory
+
+    shown = redact_url(default_store_url() if args.store is None else args.store)
+    with AgentMemory(args.store) as memory:
+        if not args.http:
+            print(f"agentmem mcp: serving {args.user!r} from {shown} over stdio", file=sys.stderr)
+            mcp.serve_stdio(memory, args.user, k=k)
+            return 0
+        who = f"{len(set(tokens.values()))} users by token" if tokens else repr(args.user)
+        print(
+            f"agentmem mcp: serving {who} from {shown} at "
+            f"http://{args.host}:{args.port}{mcp_http.PATH}",
+            file=sys.stderr,
+        )
+        mcp_http.serve_http(
+            memory, host=args.host, port=args.port, tokens=tokens, user=args.user, k=k
+        )
+    return 0
+
+
+def _add_mcp_parser(sub: Any) -> None:
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the memory tools over MCP: stdio for one user, --http with tokens for many",
+        description="Serve search_memory, save_memory and forget_memory to MCP clients. "
+        "stdio (the default) serves --user; --http serves http://HOST:PORT/mcp, each bearer "
+        "token of --tokens reaching its own user.",
+    )
+    mcp.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    mcp.add_argument("--user", default=None, help="whose memory (stdio; --http without --tokens)")
+    mcp.add_argument("--k", type=int, default=4, help="most memories search_memory returns")
+    mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
+    mcp.add_argument("--port", type=int, default=8000, help="port to listen on (--http)")
+    mcp.add_argument(
+        "--tokens",
+        default=None,
+        help='JSON file {"<bearer token>": "<user>", ...}, mode 600 (--http)',
+    )
+    mcp.set_defaults(func=_mcp)
+
+
 def _add_privacy_parsers(sub: Any) -> None:
     export = sub.add_parser(
         "export",
@@ -227,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.set_defaults(func=_chat)
 
     _add_privacy_parsers(sub)
+    _add_mcp_parser(sub)
 
     from langchain_agentmem.bench.cli import add_bench_parser
 

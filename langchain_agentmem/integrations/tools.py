@@ -131,8 +131,10 @@ def memory_tools(
         return _ops(ops)
 
     def _forgot(memory_id: str, op: MemoryOp | None) -> str:
-        if op is None:
-            return f"No memory {memory_id!r}; search first to get the id shown with each memory."
+        if op is None:  # an error answer (status "error", MCP's isError), not a raise
+            raise ToolException(
+                f"No memory {memory_id!r}; search first to get the id shown with each memory."
+            )
         return _ops([op])
 
     # The check and the delete are one atomic step: two parallel calls on one id never

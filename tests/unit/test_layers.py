@@ -113,3 +113,43 @@ def test_bottom_modules_import_no_other_layer() -> None:
     for bottom in ("langchain_agentmem.replies", "langchain_agentmem.types"):
         above = {t for t in graph[bottom] if t not in ("langchain_agentmem.errors",)}
         assert not above, f"{bottom} imports {sorted(above)}"
+
+
+MCP = ("langchain_agentmem.integrations.mcp", "langchain_agentmem.integrations.mcp_http")
+"""The MCP server: an adapter on the integrations floor, over the optional ``mcp`` SDK."""
+
+
+def _sdk_importers() -> set[str]:
+    """Package modules importing the ``mcp`` extra's packages (anywhere in their body)."""
+    extra = ("mcp", "starlette", "uvicorn")
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            if any(n.split(".")[0] in extra for n in names):
+                found.add(_module(path))
+    return found
+
+
+def test_mcp_server_reaches_storage_only_through_agent_memory() -> None:
+    graph = import_graph()
+    lower = ("backends", "index", "cache", "ops", "view", "items", "access", "policies", "rl")
+    bad = [
+        (m, t)
+        for m in MCP
+        for t in graph[m]
+        for low in lower
+        if _under(t, f"langchain_agentmem.{low}")
+    ]
+    assert not bad, f"the MCP server reaches below AgentMemory: {sorted(bad)}"
+
+
+def test_only_the_cli_loads_the_mcp_server_and_its_sdk() -> None:
+    graph = import_graph()
+    users = {m for m, ts in graph.items() if set(MCP) & ts and m not in MCP}
+    assert users <= {"langchain_agentmem.cli"}, f"the optional server is imported by {users}"
+    assert _sdk_importers() <= set(MCP), "only the MCP modules import the mcp extra"
