@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.backends.base import KEEP, Backend, Expiry, Transaction
+from langchain_agentmem.backends.base import KEEP, Backend, Expiry, RecordRow, Transaction
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
+from langchain_agentmem.replies import REPLY_TO
 from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch
 
 EXPIRY_POLICY = "expiry"
@@ -164,6 +165,13 @@ def apply_batch_in(
         rids: list[int] = []
         applied: list[MemoryOp] = []
         for op in ops:
+            # Copies of the text it held as what another record replies to go with it
+            # (found now, while it is there; dropped once the op is applied).
+            copies = (
+                tx.replying_copies(namespace=namespace, record_ids=op.record_ids)
+                if op.kind in (OpKind.UPDATE, OpKind.DELETE)
+                else []
+            )
             if op.embedding is not None:
                 # Checked before writing: one bad vector would poison the namespace's index.
                 if dims is None:
@@ -228,10 +236,41 @@ def apply_batch_in(
                 tx.redact_text(namespace=namespace, record_ids=op.record_ids)
             last_seq = _log(tx, namespace, op, now)
             applied.append(op)
+            for copy in copies:
+                unquoted = _unquote(copy)
+                tx.update_record(
+                    record_id=copy.id,
+                    namespace=namespace,
+                    text=copy.text,
+                    metadata=dict(unquoted.metadata or {}),
+                    embedding=copy.embedding,
+                    updated_at=now,
+                    expires_at=KEEP,
+                )
+                tx.redact_text(namespace=namespace, record_ids=[copy.id])
+                last_seq = _log(tx, namespace, unquoted, now)
+                applied.append(unquoted)
         if on_applied is not None:
             on_applied(applied, rids, now)
         out.append([replace(op, embedding=None) for op in applied])
     return out, last_seq
+
+
+UNQUOTE_POLICY = "forgetting"
+"""Policy name logged for a record that lost the copy of a forgotten record's text."""
+
+
+def _unquote(row: RecordRow) -> MemoryOp:
+    """The UPDATE that takes from ``row`` what it replies to (its text and vector kept)."""
+    return MemoryOp(
+        kind=OpKind.UPDATE,
+        record_ids=(row.id,),
+        text=row.text,
+        embedding=row.embedding,
+        metadata={k: v for k, v in row.metadata.items() if k != REPLY_TO},
+        reason="what it replied to was changed or forgotten: that copy is dropped",
+        policy=UNQUOTE_POLICY,
+    )
 
 
 def _log(tx: Transaction, namespace: str, op: MemoryOp, now: float) -> int:

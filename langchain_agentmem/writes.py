@@ -59,8 +59,8 @@ class MemoryWrites(MemoryCore):
         return self._commit_adds([candidate])[0]
 
     def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
-        ((applied,),) = self._write(namespace, [lambda view, lookup: [op]])
-        return applied
+        ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
+        return applied  # after it: UPDATEs of records that quoted its old text
 
     def add(
         self,

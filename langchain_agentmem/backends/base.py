@@ -131,6 +131,12 @@ class Transaction(abc.ABC):
         """Drop the text of every audit entry naming one of ``record_ids``; returns how many."""
 
     @abc.abstractmethod
+    def replying_copies(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        """The other records of ``namespace`` that keep part of the text of one of
+        ``record_ids`` as what they reply to (``metadata["reply_to"]``): same thread, stored
+        at or after it."""
+
+    @abc.abstractmethod
     def thread_messages(self, *, namespace: str, thread: str) -> list[str]:
         """A thread's serialised messages, read after taking the thread's writer lock."""
 

@@ -22,6 +22,7 @@ from langchain_agentmem.backends.base import (
     RecordRow,
     Transaction,
 )
+from langchain_agentmem.replies import REPLY_TO
 from langchain_agentmem.types import Decision, OpKind, Vector
 from langchain_agentmem.validation import STORE_MARK
 
@@ -233,6 +234,38 @@ class SQLTransaction(Transaction):
             )
             redacted += max(cur.rowcount, 0)
         return redacted
+
+    def replying_copies(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        sources = [
+            self._exec(
+                "SELECT thread, text, created_at FROM agentmem_records "
+                "WHERE namespace = ? AND id = ?",
+                (namespace, record_id),
+            ).fetchone()
+            for record_id in record_ids
+        ]
+        sources = [s for s in sources if s is not None]
+        if not sources:
+            return []
+        since = min(float(s[2]) for s in sources)
+        rows = self._exec(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
+            "AND created_at >= ? AND metadata LIKE ?",
+            (namespace, since, '%"' + REPLY_TO + '"%'),
+        ).fetchall()
+        gone = set(record_ids)
+        out = []
+        for row in rows:
+            record = row_to_record(row)
+            copied = record.metadata.get(REPLY_TO)
+            if record.id in gone or not isinstance(copied, str) or not copied.strip():
+                continue
+            if any(
+                s[0] == record.thread and record.created_at >= float(s[2]) and copied in s[1]
+                for s in sources
+            ):
+                out.append(record)
+        return out
 
     def _serialise_thread(self, namespace: str, thread: str) -> None:
         key = self._b.thread_key(namespace, thread)

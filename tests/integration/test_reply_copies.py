@@ -1,0 +1,51 @@
+"""Forgetting a record forgets the copies of its text other records keep as ``reply_to``."""
+
+from __future__ import annotations
+
+import io
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_agentmem import AgentMemory, BufferChatMessageHistory
+
+CARD = "Can you keep my card number 4111 1111 1111 1111 for later?"
+
+
+def _thread(memory: AgentMemory) -> tuple[str, str]:
+    history = BufferChatMessageHistory(
+        memory, namespace="ana", thread="t1", remember=True, remember_roles=("human", "ai")
+    )
+    history.add_messages([HumanMessage(CARD), AIMessage("I would rather not keep card numbers.")])
+    records = {r.metadata.get("role"): r for r in memory.records("ana")}
+    assert records["ai"].metadata["reply_to"] == CARD  # the copy this is about
+    return records["human"].id, records["ai"].id
+
+
+def test_deleting_or_updating_a_record_drops_its_copies(store_url: str) -> None:
+    with AgentMemory(store_url) as memory:
+        said, answer = _thread(memory)
+        memory.delete(said, namespace="ana")
+        memory.clear_messages(namespace="ana", thread="t1")  # the short-term copy, as a user would
+        kept = memory.get(answer, namespace="ana")
+        assert "reply_to" not in kept.metadata and kept.text.startswith("I would rather")
+        hits = memory.search("4111 card number", namespace="ana", k=5, mode="lexical")
+        assert all("4111" not in str(h.metadata) for h in hits)
+        out = io.StringIO()
+        memory.export_namespace("ana", out)
+        assert "4111" not in out.getvalue()
+        (last,) = [d for d in memory.decisions("ana") if d.record_ids == (answer,)][-1:]
+        assert last.kind.value == "UPDATE" and "replied to" in last.reason
+
+        # An update of the record quoted takes the copy of its old text too.
+        said, answer = _thread(memory)
+        memory.update(said, "I paid by card.", namespace="ana")
+        assert "reply_to" not in memory.get(answer, namespace="ana").metadata
+
+
+def test_a_restarted_process_sees_the_copy_gone(shared_store_url: str) -> None:
+    with AgentMemory(shared_store_url) as first, AgentMemory(shared_store_url) as second:
+        said, answer = _thread(first)
+        assert second.search("4111", namespace="ana", k=5, mode="lexical")  # cached there
+        first.delete(said, namespace="ana")
+        hits = second.search("4111", namespace="ana", k=5, mode="lexical")
+        assert all("4111" not in str(h.metadata) and "4111" not in h.text for h in hits)
