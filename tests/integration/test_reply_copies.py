@@ -44,7 +44,7 @@ def test_deleting_or_updating_a_record_drops_its_copies(store_url: str) -> None:
 
 def test_a_restarted_process_sees_the_copy_gone(shared_store_url: str) -> None:
     with AgentMemory(shared_store_url) as first, AgentMemory(shared_store_url) as second:
-        said, answer = _thread(first)
+        said, _ = _thread(first)
         assert second.search("4111", namespace="ana", k=5, mode="lexical")  # cached there
         first.delete(said, namespace="ana")
         hits = second.search("4111", namespace="ana", k=5, mode="lexical")
