@@ -20,7 +20,7 @@ from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
-from langchain_agentmem.replies import REPLY_TO, question_of
+from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
 
@@ -77,9 +77,8 @@ def remembered_metadata(role: str, source: str, reply_to: str) -> dict[str, Any]
     """What is stored with a remembered message: its role, its source and, when the message
     it replies to asks something, that question (the only replies search reads)."""
     meta: dict[str, Any] = {"role": role, "source": source}
-    question = question_of(reply_to)
-    if question:
-        meta[REPLY_TO] = question
+    if asks(reply_to):
+        meta[REPLY_TO] = reply_to  # offers.keepable keeps only its question
     return meta
 
 

@@ -4,10 +4,12 @@ An adapter offers messages as a side effect of a conversation: a chat history's
 ``add_messages``, a chain memory's ``save_context``, the policy node, the middleware. A
 message the memory would refuse (longer than ``max_text_chars``, a NUL character, a lone
 surrogate) is not offered: the conversation goes on with the message in it, and one
-warning on :data:`logger` says so. A message is offered without the question it replies to
-when the memory would refuse that question as a text (so a message not remembered is not
-kept as another's ``reply_to`` either), or when only that question makes its metadata larger
-than ``max_metadata_bytes``. Failing the turn instead would lose it after the model
+warning on :data:`logger` says so. A message is offered with only
+the question the message it replies to asks (:func:`~langchain_agentmem.replies.question_of`:
+one or two sentences, 300 characters at most), and without it when the memory would refuse
+that message as a text (so a message not remembered is not kept as another's ``reply_to``
+either), or when only that question makes its metadata larger than ``max_metadata_bytes``.
+Failing the turn instead would lose it after the model
 answered; ``AgentMemory.add`` with the same text is an error, as any bad input is.
 
 Recall is such a side effect too (``AgentMemoryRecall``, ``recall_node``, the middleware):
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.replies import REPLY_TO, question_of
 from langchain_agentmem.validation import MAX_QUERY_CHARS, Limits, check_text
 
 logger = logging.getLogger(__name__)
@@ -76,8 +78,13 @@ def keepable(
         return None
     without_reply = {k: v for k, v in metadata.items() if k != REPLY_TO}
     reply = metadata.get(REPLY_TO)
-    if reply is not None and (not isinstance(reply, str) or _refusal(limits, reply)):
-        metadata = without_reply
+    if reply is not None:
+        # Only the question a message asks is kept with its reply (question_of), and
+        # nothing of a message the memory would not keep as a text of its own.
+        question = (
+            "" if not isinstance(reply, str) or _refusal(limits, reply) else question_of(reply)
+        )
+        metadata = {**without_reply, REPLY_TO: question} if question else without_reply
     for attempt in (metadata, without_reply):
         try:
             return limits.metadata(attempt)

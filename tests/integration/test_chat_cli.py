@@ -383,7 +383,8 @@ def test_a_reply_longer_than_the_memory_keeps_stays_in_the_thread(tmp_path: Path
         )
         assert f"assistant> {long_reply}\n" in done.stdout  # the warning is not inside it
         messages = server.requests[-1]["messages"]
-        assert [m["content"] for m in messages[1:]] == ["Write a lot?", long_reply, "And now?"]
+        # The thread keeps the reply; the next turn is sent only what fits --history-tokens.
+        assert [m["content"] for m in messages[1:]] == ["And now?"]
         assert "(3 memories)" in done.stdout
         assert 'assistant (replying to "And now?"): "Fine."' in done.stdout
 
