@@ -16,7 +16,8 @@ is about its answer, not about what was said before it. Records without a thread
 neighbours. Weights were chosen by leave-one-conversation-out on
 LoCoMo (``benchmarks/experiments/locomo_ablation.py``). BM25 also reads, at ``reply_weight``, the
 question a record answers (``metadata["reply_to"]``), so "A sunrise!" is found by "What
-did I paint?" even where the question itself is not stored (``benchmarks/experiments/locomo_context.py``).
+did I paint?" even where the question itself is not stored
+(``benchmarks/experiments/locomo_context.py``).
 
 Newer first: when a record restates, later, what the same speaker said in an older record
 that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just above the
