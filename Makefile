@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint docs install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,6 +22,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check langchain_agentmem tests benchmarks
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
@@ -29,5 +30,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check langchain_agentmem tests benchmarks
 	$(VENV)/bin/mypy
 
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) site

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_agentmem.cliargs import add_command, parse_args, positive_int
+
 
 def _demo(args: argparse.Namespace) -> int:
     from langchain_agentmem.demo import run_demo
@@ -62,9 +64,15 @@ def _existing_store(url: str | None, command: str) -> str | None:
     from langchain_agentmem.backends.url import default_store_url, sqlite_file
 
     path = sqlite_file(default_store_url() if url is None else url)
-    if path is not None and not path.exists():
-        return f"agentmem {command}: no store at {str(path)!r}; pass --store with the store's URL"
-    return None
+    if path is None or path.exists():
+        return None
+    problem = f"agentmem {command}: no store at {str(path)!r}; pass --store with the store's URL"
+    if url is not None and url.startswith("sqlite:///") and not path.is_absolute():
+        problem += (
+            f" (sqlite:///{path} is a path relative to the current folder; an absolute path "
+            f"takes four slashes: sqlite:////{path})"
+        )
+    return problem
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -75,6 +83,13 @@ def _export(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 1
     with AgentMemory(args.store, persist_indexes=False) as memory:
+        if args.user not in memory.namespaces():  # before a file is written
+            print(
+                f"agentmem export: {args.user!r} has no records or messages in "
+                f"{memory.url}; nothing was exported",
+                file=sys.stderr,
+            )
+            return 1
         out = sys.stdout if args.out == "-" else args.out
         summary = memory.export_namespace(
             args.user, out, embeddings=args.embeddings, progress=sys.stderr.isatty()
@@ -199,14 +214,19 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _add_mcp_parser(sub: Any) -> None:
-    mcp = sub.add_parser(
+    mcp = add_command(
+        sub,
         "mcp",
         help="serve the memory tools over MCP: stdio for one user, --http with tokens for many",
         description="Serve search_memory, save_memory and forget_memory to MCP clients. "
         "stdio (the default) serves --user; --http serves http://HOST:PORT/mcp, each bearer "
         "token of --tokens reaching its own user.",
+        examples=[
+            "agentmem mcp --user alice",
+            "agentmem mcp --http --port 8000 --tokens tokens.json",
+        ],
     )
-    mcp.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    mcp.add_argument("--store", default=None, help=STORE_HELP)
     mcp.add_argument("--user", default=None, help="whose memory (stdio; --http without --tokens)")
     mcp.add_argument("--k", type=int, default=4, help="most memories search_memory returns")
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
@@ -220,18 +240,25 @@ def _add_mcp_parser(sub: Any) -> None:
     mcp.set_defaults(func=_mcp)
 
 
+STORE_HELP = "store URL (default: $AGENTMEM_HOME/memory.db)"
+
+
 def _add_privacy_parsers(sub: Any) -> None:
-    export = sub.add_parser(
+    export = add_command(
+        sub,
         "export",
         help="write a user's records and chat-history messages to a JSON Lines file (not "
         "`agentmem chat` conversations)",
         description="Write a user's records and chat-history messages to a JSON Lines file. "
         "`agentmem chat` conversations (LangGraph checkpoints in a file of their own under "
-        "$AGENTMEM_HOME) are not exported; what chat remembered of them is, as records.",
+        "$AGENTMEM_HOME) are not exported; what chat remembered of them is, as records. "
+        "A user with nothing stored is an error (exit status 1), no file written.",
+        examples=[
+            "agentmem export --user alice --out alice.jsonl",
+            "agentmem export --store sqlite:////srv/memory.db --user alice --out - --embeddings",
+        ],
     )
-    export.add_argument(
-        "--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)"
-    )
+    export.add_argument("--store", default=None, help=STORE_HELP)
     export.add_argument("--user", required=True, help="whose memory (namespace)")
     export.add_argument("--out", required=True, help="file to write ('-': standard output)")
     export.add_argument(
@@ -239,45 +266,61 @@ def _add_privacy_parsers(sub: Any) -> None:
     )
     export.set_defaults(func=_export)
 
-    imp = sub.add_parser("import", help="read an export back (one transaction; twice adds nothing)")
-    imp.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    imp = add_command(
+        sub,
+        "import",
+        help="read an export back (one transaction; twice adds nothing)",
+        examples=[
+            "agentmem import --in alice.jsonl",
+            "agentmem import --store postgresql://app@db/agents --in alice.jsonl --user bob",
+        ],
+    )
+    imp.add_argument("--store", default=None, help=STORE_HELP)
     imp.add_argument("--in", dest="input", required=True, help="export file ('-': standard input)")
     imp.add_argument("--user", default=None, help="namespace to import into (default: the file's)")
     imp.set_defaults(func=_import)
 
-    forget = sub.add_parser(
-        "forget", help="erase a user: records, messages, audit entries, saved indexes"
+    forget = add_command(
+        sub,
+        "forget",
+        help="erase a user: records, messages, audit entries, saved indexes",
+        examples=[
+            "agentmem forget --user alice",
+            "agentmem forget --store sqlite:////srv/memory.db --user alice --yes",
+        ],
     )
-    forget.add_argument(
-        "--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)"
-    )
+    forget.add_argument("--store", default=None, help=STORE_HELP)
     forget.add_argument("--user", required=True, help="whose memory (namespace)")
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(func=_forget)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``agentmem``."""
-    parser = argparse.ArgumentParser(
-        prog="agentmem", description="Durable memory for LangChain and LangGraph agents."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    demo = sub.add_parser(
-        "demo", help="two sessions on the embedded defaults: recall across a restart"
+def _add_session_parsers(sub: Any) -> None:
+    demo = add_command(
+        sub,
+        "demo",
+        help="two sessions on the embedded defaults: recall across a restart",
+        examples=["agentmem demo", "agentmem demo --k 5"],
     )
     demo.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/demo.db)")
     demo.add_argument("--user", default="demo-user", help="namespace of the demo user")
-    demo.add_argument("--k", type=int, default=3, help="memories recalled per question")
+    demo.add_argument("--k", type=positive_int, default=3, help="memories recalled per question")
     demo.set_defaults(func=_demo)
 
-    chat = sub.add_parser(
-        "chat", help="chat with memory through your OpenAI-compatible model (OPENAI_* / .env)"
+    chat = add_command(
+        sub,
+        "chat",
+        help="chat with memory through your OpenAI-compatible model (OPENAI_* / .env)",
+        examples=[
+            "agentmem chat --user alice --thread t1",
+            "OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 "
+            "agentmem chat --remember-replies",
+        ],
     )
-    chat.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/memory.db)")
+    chat.add_argument("--store", default=None, help=STORE_HELP)
     chat.add_argument("--user", default="me", help="whose memory (namespace)")
     chat.add_argument("--thread", default="chat", help="conversation id (a new one starts fresh)")
-    chat.add_argument("--k", type=int, default=4, help="memories recalled per turn")
+    chat.add_argument("--k", type=positive_int, default=4, help="memories recalled per turn")
     chat.add_argument(
         "--remember-replies",
         action="store_true",
@@ -298,6 +341,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.set_defaults(func=_chat)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``agentmem``: one ``add_*`` call per group of commands."""
+    from langchain_agentmem import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="agentmem",
+        description="Durable memory for LangChain and LangGraph agents.",
+        epilog="Run `agentmem COMMAND --help` for a command's options, defaults and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentmem {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_session_parsers(sub)
     _add_privacy_parsers(sub)
     _add_mcp_parser(sub)
 
@@ -321,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from langchain_agentmem.pipes import to_stdout
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
 
     def run() -> int:
         load_env()  # so export / import / forget find the store chat and demo wrote to

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from langchain_agentmem.cliargs import add_command
 from langchain_agentmem.errors import InvalidInputError
 
 
@@ -26,11 +27,21 @@ def _ks(value: str) -> list[int]:
 
 def add_bench_parser(subparsers: Any) -> None:
     """Add ``bench locomo`` to the ``agentmem`` sub-commands."""
-    bench = subparsers.add_parser("bench", help="measure recall and speed on public benchmarks")
+    bench = add_command(
+        subparsers,
+        "bench",
+        help="measure recall and speed on public benchmarks",
+        examples=["agentmem bench locomo --data locomo10.json --out results.json"],
+    )
     which = bench.add_subparsers(dest="bench", required=True)
-    locomo = which.add_parser(
+    locomo = add_command(
+        which,
         "locomo",
         help="evidence recall@k of each search mode and baselines on LoCoMo conversations",
+        examples=[
+            "agentmem bench locomo --data locomo10.json --out results.json --plot recall.png",
+            "agentmem bench locomo --data locomo10.json --out results.json --budget 0.1,0.25",
+        ],
     )
     locomo.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     locomo.add_argument("--out", required=True, help="where to write the results (JSON)")

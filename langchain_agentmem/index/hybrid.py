@@ -14,9 +14,10 @@ time): a turn that answers a matching turn ("Yes! A sunrise.") is lifted toward 
 record that asks something lifts only the record after it: "What happened to my daughter?"
 is about its answer, not about what was said before it. Records without a thread have no
 neighbours. Weights were chosen by leave-one-conversation-out on
-LoCoMo (``benchmarks/locomo_ablation.py``). BM25 also reads, at ``reply_weight``, the
+LoCoMo (``benchmarks/experiments/locomo_ablation.py``). BM25 also reads, at ``reply_weight``, the
 question a record answers (``metadata["reply_to"]``), so "A sunrise!" is found by "What
-did I paint?" even where the question itself is not stored (``benchmarks/locomo_context.py``).
+did I paint?" even where the question itself is not stored
+(``benchmarks/experiments/locomo_context.py``).
 
 Newer first: when a record restates, later, what the same speaker said in an older record
 that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just above the
@@ -36,7 +37,7 @@ books has she read?", "What are his hobbies?", "How many ..."), asking when, why
 might be, naming a date, or naming more than the person and three things about them ("What
 does John write on the whiteboard to stay motivated?") keep the plain ranking, so the older
 statement stays first where it is what is asked for. Measured in
-``benchmarks/results/recency_ablation.txt``.
+``benchmarks/experiments/results/recency_ablation.txt``.
 
 The margin is measured against that background, not as a raw cosine, because two turns of
 one speaker are alike in style and subject whatever they say (and in the speaker's name,

@@ -34,7 +34,7 @@ def tokenize(text: str) -> list[str]:
     """Stemmed, lower-cased word tokens of ``text`` without English stop words.
 
     Stems let "painted" find "paint" (LoCoMo recall@10 0.733 -> 0.750, see
-    ``benchmarks/results/stemming.txt``).
+    ``benchmarks/experiments/results/stemming.txt``).
     """
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
@@ -53,7 +53,7 @@ DEFAULT_K1 = 1.5
 DEFAULT_B = 0.3
 """Length normalisation: lower than Lucene's 0.75, since short chat turns ("Yes! A sunrise.")
 otherwise outrank the turns that say more (held-out LoCoMo recall, see
-``benchmarks/locomo_ablation.py``)."""
+``benchmarks/experiments/locomo_ablation.py``)."""
 
 
 class LexicalIndex:

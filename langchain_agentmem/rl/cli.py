@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from langchain_agentmem.cliargs import add_command, positive_int
 from langchain_agentmem.errors import InvalidInputError
 
 
@@ -91,18 +92,25 @@ def run_train(args: argparse.Namespace) -> int:
 
 def add_train_parser(sub: Any) -> None:
     """Register ``agentmem train`` on the main parser's subcommands."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "train",
         help="train the memory policy (PPO) on conversations in the LoCoMo format",
         description=(
             "Train a retain/forget policy on your conversations (LoCoMo JSON format). The "
             "last --holdout conversations are kept out of training and score the policy."
         ),
+        examples=[
+            "agentmem train --data convs.json --out my-policy",
+            "agentmem train --data convs.json --budget 0.1 --steps 150000 --out my-policy",
+        ],
     )
     p.add_argument("--data", required=True, help="LoCoMo-format JSON file of conversations")
     p.add_argument("--out", required=True, help="folder for policy.npz, policy.json, the curve")
     p.add_argument("--budget", default="0.1", help="share(s) of turns kept, e.g. 0.1 or 0.1,0.25")
-    p.add_argument("--steps", type=int, default=200_000, help="environment steps of training")
+    p.add_argument(
+        "--steps", type=positive_int, default=200_000, help="environment steps of training"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--holdout", type=int, default=1, help="conversations held out to validate")
     p.add_argument("--tensorboard", default=None, help="folder for TensorBoard logs")
