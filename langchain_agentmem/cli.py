@@ -36,16 +36,6 @@ def _chat(args: argparse.Namespace) -> int:
     )
 
 
-def _tokens(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"takes a whole number of tokens, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value!r}")
-    return n
-
-
 def _env_tokens(name: str, default: int) -> int:
     """``default``, or the environment's ``name`` when set (checked as the flag is)."""
     import os
@@ -54,7 +44,7 @@ def _env_tokens(name: str, default: int) -> int:
     if not raw:
         return default
     try:
-        return _tokens(raw)
+        return positive_int(raw)
     except argparse.ArgumentTypeError as exc:
         raise SystemExit(f"agentmem chat: {name} {exc}") from None
 
@@ -328,13 +318,13 @@ def _add_session_parsers(sub: Any) -> None:
     )
     chat.add_argument(
         "--max-reply-tokens",
-        type=_tokens,
+        type=positive_int,
         default=None,
         help="most tokens of one reply (default: $AGENTMEM_MAX_REPLY_TOKENS, else 1024)",
     )
     chat.add_argument(
         "--history-tokens",
-        type=_tokens,
+        type=positive_int,
         default=None,
         help="most tokens of the thread sent with each turn, newest whole turns first "
         "(default: $AGENTMEM_HISTORY_TOKENS, else 2000)",
