@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.ops import UNQUOTE_POLICY
 
 NAMES = (
     "Alice", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas",
@@ -979,6 +980,8 @@ def measure_fact_change(
                             metadata=turn_metadata(t, reply),
                         )
                     for d in mem.decisions(ns):
+                        if d.policy == UNQUOTE_POLICY:
+                            continue  # a copy dropped with what it quoted: no decision
                         key = d.kind.value.lower()
                         scores.ops[key] = scores.ops.get(key, 0) + 1
                     for q, fact in zip(conv.questions, facts[conv.sample_id], strict=True):
