@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_agentmem.sentences import MIN_WORDS, pieces
+
 REPLY_TO = "reply_to"
 """Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""
 
@@ -55,6 +57,33 @@ def asks(text: str) -> bool:
     """Whether a message asks something (holds a "?"): only then is it kept and indexed as
     what a record replies to."""
     return "?" in text
+
+
+_WH = {"what", "where", "when", "who", "whom", "whose", "which", "why", "how"}
+_AUX = {"do", "does", "did", "is", "are", "am", "was", "were", "have", "has"}
+_MODAL = {"can", "could", "would", "will", "should", "shall", "may", "might"}
+_QUESTION_WORDS = frozenset(_WH | _AUX | _MODAL)
+"""First words of a question typed without its "?" ("where do i live")."""
+_CONTRACTION = re.compile(r"['\u2019](?:s|re|d|ll|ve|m)$")
+
+
+def _sentence_asks(sentence: str) -> bool:
+    if "?" in sentence:
+        return True
+    if sentence.rstrip()[-1:] in (".", "!"):
+        return False
+    first = sentence.split(maxsplit=1)[0].lower().strip("\"'(")
+    return _CONTRACTION.sub("", first) in _QUESTION_WORDS
+
+
+def only_asks(text: str) -> bool:
+    """Whether ``text`` is a question and states nothing: every sentence that counts (two
+    or more words, speaker label dropped) holds a "?", or is typed without one but starts
+    as a question does and ends without a full stop ("where do i live"). ``"Where do I
+    live?"`` only asks; ``"I moved. Where do you live?"`` does not."""
+    _, parts = pieces(text)
+    counted = [part for part in parts if len(part.split()) >= MIN_WORDS]
+    return bool(counted) and all(_sentence_asks(part) for part in counted)
 
 
 def answers(metadata: Mapping[str, Any] | None) -> bool:

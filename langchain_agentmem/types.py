@@ -149,6 +149,9 @@ class MemoryState:
     """Stats of the stored records, oldest first (filled when the policy needs them)."""
     neighbours: tuple[tuple[str, float], ...] = ()
     """Ids of the records most similar to the candidate, with cosine similarity."""
+    asked_before: tuple[str, float] | None = None
+    """When the candidate only asks: the id of a record that only asks, said by the same
+    speaker, whose cosine to it (given) reaches the policy's ``repeated_question``."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from langchain_agentmem.index import (
     lexical_counts,
 )
 from langchain_agentmem.policies import MemoryPolicy
-from langchain_agentmem.replies import asks, reply_of
+from langchain_agentmem.policies.features import content_words
+from langchain_agentmem.replies import asks, only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
     MemoryOp,
@@ -107,6 +108,8 @@ class NamespaceView:
     """What policies see of each record, in the order of ``_by_age``."""
     _snapshot: tuple[RecordStat, ...] | None = None
     """``tuple(_stats)`` until the next change (one object while nothing changes)."""
+    questions: set[int] = field(default_factory=set)
+    """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
@@ -138,7 +141,19 @@ class NamespaceView:
         # The vector lives in the dense index (or ``pending``): not a second copy here.
         row = copy.copy(row)
         object.__setattr__(row, "embedding", _NO_VECTOR)
-        self.order.add(row.rid, row.thread, row.created_at, asks=asks(row.text))
+        question = only_asks(row.text)
+        who = row.metadata.get("speaker") or row.metadata.get("role")
+        self.order.add(
+            row.rid,
+            row.thread,
+            row.created_at,
+            asks=question or asks(row.text),
+            speaker=None if who is None else str(who),
+        )
+        if question:
+            self.questions.add(row.rid)
+        else:
+            self.questions.discard(row.rid)
         self.rid_of[row.id] = row.rid
         self.rows[row.rid] = row
         self._snapshot = None
@@ -166,6 +181,7 @@ class NamespaceView:
             self.pending.pop(rid, None)
             self.lexical.remove([rid])
             self.order.remove(rid)
+            self.questions.discard(rid)
             # Taken out of the dense index at the next flush: one call for a batch (a
             # flat index compacts all its vectors on every removal).
             self.doomed.add(rid)
@@ -326,6 +342,7 @@ class NamespaceView:
             embeddings_of=self.embeddings,
             config=self.config,
             said_of=self.said,
+            questions=self.questions,
         )
 
     def said(self, rid: int) -> tuple[str | None, float, str]:
@@ -348,4 +365,38 @@ class NamespaceView:
             capacity=policy.capacity,
             records=records,
             neighbours=neighbours,
+            asked_before=self.asked_before(candidate, policy.repeated_question),
         )
+
+    def asked_before(
+        self, candidate: Candidate, threshold: float | None
+    ) -> tuple[str, float] | None:
+        """The question ``candidate`` repeats (its id and cosine), or ``None``.
+
+        A repeat only asks, as the stored record does; both are the same speaker's; their
+        cosine is at least ``threshold``; and the content words of one hold all of the
+        other's ("Where do I live again?" repeats "where do i live"; "What did I eat
+        today?" does not repeat "What did I eat yesterday?", however close).
+        """
+        if threshold is None or not self.questions or not only_asks(candidate.text):
+            return None
+        assert self.index is not None  # it holds the questions
+        self.flush()
+        meta = candidate.metadata or {}
+        who = meta.get("speaker") or meta.get("role")
+        speaker = None if who is None else str(who)
+        words: set[str] | None = None
+        for rid, score in self.index.search(candidate.embedding, _REPEAT_NEIGHBOURS):
+            if score < threshold:
+                break
+            if rid not in self.questions or self.said(rid)[0] != speaker:
+                continue
+            words = content_words(candidate.text) if words is None else words
+            theirs = content_words(self.rows[rid].text)
+            if words <= theirs or theirs <= words:
+                return self.rows[rid].id, float(score)
+        return None
+
+
+_REPEAT_NEIGHBOURS = 8
+"""Nearest records read for a question asked before (statements close to it included)."""

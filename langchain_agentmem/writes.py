@@ -36,7 +36,7 @@ class MemoryWrites(MemoryCore):
     """Writes of long-term records: every op goes through :meth:`MemoryCore._write`."""
 
     def _decide(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
-        ops = list(self.policy.decide(candidate, view.state(self.policy, candidate)))
+        ops = list(self.policy.offer(candidate, view.state(self.policy, candidate)))
         return with_offered_expiry(ops, candidate)
 
     def _decide_put(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:

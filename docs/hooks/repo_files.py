@@ -1,6 +1,7 @@
 """A mkdocs hook: serve the benchmark results and notebooks with the site, from where they are.
 
-The pages link to ``results/...``, ``experiments/results/...`` and ``notebooks/...``; those
+The pages link to ``results/...``, ``experiments/results/...``, ``data/...`` and
+``notebooks/...``; those
 files stay in ``benchmarks/`` and ``notebooks/`` (no copies to fall out of date), and a
 link to one that is gone fails ``mkdocs build --strict``.
 """
@@ -13,7 +14,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 SERVED = {
-    "benchmarks": ("results/*", "experiments/results/*"),
+    "benchmarks": ("results/*", "experiments/results/*", "data/*"),
     ".": ("notebooks/*.ipynb",),
 }
 

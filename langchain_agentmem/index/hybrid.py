@@ -44,13 +44,19 @@ one speaker are alike in style and subject whatever they say (and in the speaker
 where turns carry it): a raw threshold either misses changes worded apart or pairs turns
 that merely share a speaker. It is the hubness correction of cross-domain similarity local
 scaling (CSLS), with the pool of candidates as the neighbourhood.
+
+Questions last among equals: a record that only asks ("Where do I live?") scores
+``question_weight`` times its score. It shows what the user cares about but is rarely the
+answer, and a question matches a later question better than the statement that answers it
+does (``benchmarks/repeated_questions.py``); the record after it is still lifted by its
+full score.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +103,10 @@ class HybridConfig:
             a later statement without a change word must exceed the mean of its speaker's
             candidates (the older record left out) for it to count as a restatement
             (``math.inf``: only statements worded as a change count).
+        question_weight: Factor of the final score of a record that only asks ("Where do I
+            live?"), in [0, 1]: a question is rarely the answer, and it matches a later
+            question best (1: weighed as any record). It still lifts the record after it
+            at its full score.
     """
 
     dense_weight: float = 0.2
@@ -108,6 +118,7 @@ class HybridConfig:
     restatement_margin: float = 0.15
     restatement_relevance: float = 0.3
     unmarked_standing: float = 1.5
+    question_weight: float = 0.7
 
     def __post_init__(self) -> None:
         for name in (
@@ -116,6 +127,7 @@ class HybridConfig:
             "reply_weight",
             "restatement_margin",
             "restatement_relevance",
+            "question_weight",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -171,11 +183,22 @@ class ThreadOrder:
         self._prev: dict[int, int] = {}
         self._next: dict[int, int] = {}
         self._asks: set[int] = set()
+        self._speaker: dict[int, str | None] = {}
 
-    def add(self, rid: int, thread: str | None, created_at: float, *, asks: bool = False) -> None:
+    def add(
+        self,
+        rid: int,
+        thread: str | None,
+        created_at: float,
+        *,
+        asks: bool = False,
+        speaker: str | None = None,
+    ) -> None:
         """Place ``rid`` in its thread (a record without a thread has no neighbours).
 
-        ``asks``: the record asks something, so it lifts only the record after it.
+        ``asks``: the record asks something, so it lifts only the record after it, and
+        only when another ``speaker`` said that one (its answer; the asker's own next words
+        are not).
         """
         rid = int(rid)
         self.remove(rid)
@@ -183,6 +206,7 @@ class ThreadOrder:
             return
         if asks:
             self._asks.add(rid)
+        self._speaker[rid] = speaker
         key = (float(created_at), rid)
         keys = self._lists.setdefault(thread, [])
         i = bisect.bisect_left(keys, key)
@@ -202,6 +226,7 @@ class ThreadOrder:
         if found is None:
             return
         self._asks.discard(rid)
+        self._speaker.pop(rid, None)
         thread, key = found
         keys = self._lists[thread]
         del keys[bisect.bisect_left(keys, key)]
@@ -231,12 +256,15 @@ class ThreadOrder:
         return out
 
     def lifters(self, rid: int) -> list[int]:
-        """The neighbours whose score may lift ``rid``: the record before it, and the one
-        after it unless that one asks (a question is about its answer, not what came
-        before it)."""
+        """The neighbours whose score may lift ``rid``: the record before it unless that one
+        asks and the same speaker said both (a question is about its answer, not the
+        asker's next words), and the one after it unless that one asks (nor about what
+        came before it)."""
         out = []
         before = self._prev.get(rid)
-        if before is not None:
+        if before is not None and (
+            before not in self._asks or self._speaker[before] != self._speaker[rid]
+        ):
             out.append(before)
         after = self._next.get(rid)
         if after is not None and after not in self._asks:
@@ -475,6 +503,7 @@ def hybrid_search(
     embeddings_of: VectorLookup,
     config: HybridConfig,
     said_of: Callable[[int], Said] | None = None,
+    questions: Container[int] = frozenset(),
 ) -> list[tuple[int, float]]:
     """The ``k`` best keys by hybrid score (see the module docstring), best first.
 
@@ -490,6 +519,8 @@ def hybrid_search(
         config: Weights.
         said_of: Who said a key's record, when, and its text; needed to put newer
             restatements first (``None``: that step is skipped).
+        questions: The keys of records that only ask (their scores are weighed by
+            ``config.question_weight``).
 
     Returns:
         ``(key, score)`` pairs, score in [0, 1], ties broken by the lower key.
@@ -537,5 +568,10 @@ def hybrid_search(
         scores = newer_first(
             query, vector, scores, said_of=said_of, embeddings_of=embeddings_of, config=config
         )
+    if config.question_weight < 1.0 and questions:
+        scores = {
+            rid: score * config.question_weight if rid in questions else score
+            for rid, score in scores.items()
+        }
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(rid, min(max(score, 0.0), 1.0)) for rid, score in ranked[:k]]

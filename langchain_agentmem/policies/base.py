@@ -22,9 +22,29 @@ class MemoryPolicy(abc.ABC):
     """How many nearest stored records ``decide`` wants in ``state.neighbours``."""
     tracks_recalls: bool = False
     """Whether recalls matter to the policy (the memory then notes each search hit)."""
+    repeated_question: float | None = 0.85
+    """Cosine at or above which a question the memory holds already, asked by the same
+    speaker in words one of the two holds all of, is not stored again (NOOP; ``None``:
+    every question goes to :meth:`decide`).
+    A question shows what the user cares about, rarely the answer, and copies of it crowd
+    out the facts it asks about."""
 
     def __init__(self, capacity: int | None = None) -> None:
         self.capacity = capacity
+
+    def offer(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:
+        """The ops for an offered ``candidate``: a NOOP for a question asked before (see
+        :attr:`repeated_question`), else :meth:`decide`'s."""
+        if state.asked_before is not None:
+            record_id, cosine = state.asked_before
+            return [
+                self.noop(
+                    candidate,
+                    f"{self.name}: asked before, as {record_id} (cosine {cosine:.3f}); "
+                    "not stored again",
+                )
+            ]
+        return self.decide(candidate, state)
 
     @abc.abstractmethod
     def decide(self, candidate: Candidate, state: MemoryState) -> list[MemoryOp]:

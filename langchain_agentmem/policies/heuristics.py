@@ -23,7 +23,8 @@ T = TypeVar("T")
 
 
 class KeepAllPolicy(MemoryPolicy):
-    """Keep every item; no capacity."""
+    """Keep every item; no capacity (a question asked before is not stored again: see
+    :attr:`MemoryPolicy.repeated_question`)."""
 
     name = "keep_all"
 

@@ -22,7 +22,7 @@ from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
 from langchain_agentmem.index.text import lexical_counts, reply_texts
-from langchain_agentmem.replies import REPLY_TO, asks
+from langchain_agentmem.replies import REPLY_TO, asks, only_asks
 from langchain_agentmem.rl.data import Conversation
 
 FloatArray = npt.NDArray[np.float32]
@@ -96,8 +96,16 @@ def hybrid_results(
     dense.add(ids, vectors[ids])
     lexical = _lexical(conv, ids, cfg)
     order = ThreadOrder()
+    questions = {i for i in ids if only_asks(conv.turns[i].text)}
     for i in ids:
-        order.add(i, _thread(conv, i), conv.turns[i].timestamp, asks=asks(conv.turns[i].text))
+        turn = conv.turns[i]
+        order.add(
+            i,
+            _thread(conv, i),
+            turn.timestamp,
+            asks=i in questions or asks(turn.text),
+            speaker=turn.speaker,
+        )
     return [
         hybrid_search(
             q.text,
@@ -113,6 +121,7 @@ def hybrid_results(
                 conv.turns[rid].timestamp,
                 conv.turns[rid].text,
             ),
+            questions=questions,
         )
         for qi, q in enumerate(conv.questions)
     ]
@@ -154,11 +163,15 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     if cfg.neighbour_lift <= 0:
         return base
     sessions = np.array([t.session for t in conv.turns])
+    speakers = np.array([t.speaker for t in conv.turns])
     best = base.copy()
     same_prev = np.flatnonzero(sessions[1:] == sessions[:-1])  # turn i+1 follows turn i
-    best[:, same_prev + 1] = np.maximum(best[:, same_prev + 1], base[:, same_prev])
-    # A turn is lifted by the one after it unless that one asks (see ``ThreadOrder.lifters``).
-    asking = np.array([asks(t.text) for t in conv.turns], dtype=bool)
+    # A turn is lifted by the one after it unless that one asks, and by the one before it
+    # unless that one asks and the same speaker said both (see ``ThreadOrder.lifters``).
+    asking = np.array([asks(t.text) or only_asks(t.text) for t in conv.turns], dtype=bool)
+    own = asking[same_prev] & (speakers[same_prev] == speakers[same_prev + 1])
+    lifted_by = same_prev[~own]
+    best[:, lifted_by + 1] = np.maximum(best[:, lifted_by + 1], base[:, lifted_by])
     answered = same_prev[~asking[same_prev + 1]]
     best[:, answered] = np.maximum(best[:, answered], base[:, answered + 1])
     lifted: FloatArray = (base + cfg.neighbour_lift * (best - base)).astype(np.float32)

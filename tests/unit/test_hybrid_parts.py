@@ -70,19 +70,30 @@ def test_thread_order_neighbours() -> None:
 
 def test_a_question_lifts_only_the_record_after_it() -> None:
     order = ThreadOrder()
-    order.add(1, "s", 1.0)  # "I adopted a kitten."
-    order.add(2, "s", 2.0, asks=True)  # "What happened to my daughter?"
-    order.add(3, "s", 3.0)  # "She broke her arm."
+    order.add(1, "s", 1.0, speaker="Mel")  # "I adopted a kitten."
+    order.add(2, "s", 2.0, asks=True, speaker="Mel")  # "What happened to my daughter?"
+    order.add(3, "s", 3.0, speaker="Caroline")  # "She broke her arm."
     assert order.neighbours(1) == [2]
     assert order.lifters(1) == []  # the question is about its answer, not the kitten
     assert order.lifters(3) == [2]
     assert order.lifters(2) == [1, 3]
-    order.add(2, "s", 2.0)  # re-put without the question: it lifts both ways again
+    order.add(2, "s", 2.0, speaker="Mel")  # re-put without the question: lifts both ways
     assert order.lifters(1) == [2]
-    order.add(2, "s", 2.0, asks=True)
+    order.add(2, "s", 2.0, asks=True, speaker="Mel")
     order.remove(2)
-    order.add(2, "s", 2.5)
+    order.add(2, "s", 2.5, speaker="Mel")
     assert order.lifters(1) == [2]  # removing a record forgets that it asked
+
+
+def test_a_question_does_not_lift_the_askers_own_next_words() -> None:
+    order = ThreadOrder()
+    order.add(1, "s", 1.0, asks=True, speaker="user")  # "Where do I live?"
+    order.add(2, "s", 2.0, speaker="user")  # "thanks"
+    order.add(3, "s", 3.0, speaker="user")  # "I moved to Porto."
+    assert order.lifters(2) == [3]  # not the question: it is not answered by "thanks"
+    assert order.lifters(3) == [2]  # a statement before still lifts
+    order.add(2, "s", 2.0, speaker="assistant")  # the other side's reply is its answer
+    assert order.lifters(2) == [1, 3]
 
 
 def test_lexical_text_puts_the_date_in_front() -> None:
@@ -99,31 +110,36 @@ def test_lexical_text_puts_the_date_in_front() -> None:
             st.sampled_from(["a", "b", None]),
             st.integers(0, 5),
             st.booleans(),
+            st.sampled_from(["user", "assistant"]),
         ),
         max_size=60,
     )
 )
 def test_thread_order_matches_a_sorted_list(
-    ops: list[tuple[bool, int, str | None, int, bool]],
+    ops: list[tuple[bool, int, str | None, int, bool, str]],
 ) -> None:
     order = ThreadOrder()
-    model: dict[int, tuple[str | None, float, bool]] = {}
-    for add, rid, thread, at, asks in ops:
+    model: dict[int, tuple[str | None, float, bool, str]] = {}
+    for add, rid, thread, at, asks, speaker in ops:
         if add:
-            order.add(rid, thread, float(at), asks=asks)
-            model[rid] = (thread, float(at), asks)
+            order.add(rid, thread, float(at), asks=asks, speaker=speaker)
+            model[rid] = (thread, float(at), asks, speaker)
         else:
             order.remove(rid)
             model.pop(rid, None)
-    for rid, (thread, at, _) in model.items():
+    for rid, (thread, at, _, speaker) in model.items():
         if thread is None:
             assert order.neighbours(rid) == [] == order.lifters(rid)
             continue
-        same = sorted((t_at, r) for r, (t, t_at, _) in model.items() if t == thread)
+        same = sorted((t_at, r) for r, (t, t_at, _, _) in model.items() if t == thread)
         i = same.index((at, rid))
         want = [same[j][1] for j in (i - 1, i + 1) if 0 <= j < len(same)]
         assert order.neighbours(rid) == want
-        lifters = [same[i - 1][1]] if i > 0 else []
+        lifters = []
+        if i > 0:
+            _, _, before_asks, before_speaker = model[same[i - 1][1]]
+            if not (before_asks and before_speaker == speaker):
+                lifters.append(same[i - 1][1])
         if i + 1 < len(same) and not model[same[i + 1][1]][2]:
             lifters.append(same[i + 1][1])
         assert order.lifters(rid) == lifters
