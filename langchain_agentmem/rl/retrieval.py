@@ -19,9 +19,10 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, ThreadOrder, hybrid_search
+from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
 from langchain_agentmem.index.text import lexical_counts, reply_texts
+from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.replies import REPLY_TO, asks, only_asks
 from langchain_agentmem.rl.data import Conversation
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import background, standing
+from langchain_agentmem.index.newer_first import background, standing
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
 
@@ -94,6 +94,9 @@ def test_a_question_does_not_lift_the_askers_own_next_words() -> None:
     assert order.lifters(3) == [2]  # a statement before still lifts
     order.add(2, "s", 2.0, speaker="assistant")  # the other side's reply is its answer
     assert order.lifters(2) == [1, 3]
+    order.add(1, "s", 1.0, asks=True)  # who asked is unknown: it lifts what follows
+    order.add(2, "s", 2.0)
+    assert order.lifters(2) == [1, 3]
 
 
 def test_lexical_text_puts_the_date_in_front() -> None:
@@ -110,16 +113,16 @@ def test_lexical_text_puts_the_date_in_front() -> None:
             st.sampled_from(["a", "b", None]),
             st.integers(0, 5),
             st.booleans(),
-            st.sampled_from(["user", "assistant"]),
+            st.sampled_from(["user", "assistant", None]),
         ),
         max_size=60,
     )
 )
 def test_thread_order_matches_a_sorted_list(
-    ops: list[tuple[bool, int, str | None, int, bool, str]],
+    ops: list[tuple[bool, int, str | None, int, bool, str | None]],
 ) -> None:
     order = ThreadOrder()
-    model: dict[int, tuple[str | None, float, bool, str]] = {}
+    model: dict[int, tuple[str | None, float, bool, str | None]] = {}
     for add, rid, thread, at, asks, speaker in ops:
         if add:
             order.add(rid, thread, float(at), asks=asks, speaker=speaker)
@@ -138,7 +141,7 @@ def test_thread_order_matches_a_sorted_list(
         lifters = []
         if i > 0:
             _, _, before_asks, before_speaker = model[same[i - 1][1]]
-            if not (before_asks and before_speaker == speaker):
+            if not (before_asks and before_speaker is not None and before_speaker == speaker):
                 lifters.append(same[i - 1][1])
         if i + 1 < len(same) and not model[same[i + 1][1]][2]:
             lifters.append(same[i + 1][1])

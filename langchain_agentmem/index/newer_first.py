@@ -1,0 +1,265 @@
+"""Newer first: a later restatement of a fact ranked just above the older record.
+
+Newer first: when a record restates, later, what the same speaker said in an older record
+that outranks it ("I live in Lisbon" ... "I moved to Berlin"), it is placed just above the
+older one, which stays in the results. A restatement is a statement (not a question) of the
+same speaker, later, whose embedding is closer to the older record's than the two are, on
+average, to the other candidates, and which matches the query at least
+``restatement_relevance`` times as well as the best record of the chain it joins (a fact
+changed twice is one chain: the latest statement goes above both). It must be closer by
+``restatement_margin`` in cosine. Worded as a change ("moved", "now", "no longer",
+"switched", ...), that is all; worded without one ("Picked up the new Kia from the dealer
+today."), it must also stand out among what its speaker said as an answer to the query:
+its cosine to the query at least ``unmarked_standing`` standard deviations above the mean of
+that speaker's candidates (the older record left out).
+Only questions that ask for one present value are reordered (:func:`asks_current_value`):
+questions in the past tense, about what was "before", asking for a list or a count ("What
+books has she read?", "What are his hobbies?", "How many ..."), asking when, why or what
+might be, naming a date, or naming more than the person and three things about them ("What
+does John write on the whiteboard to stay motivated?") keep the plain ranking, so the older
+statement stays first where it is what is asked for. Measured in
+``benchmarks/experiments/results/recency_ablation.txt``.
+
+The margin is measured against that background, not as a raw cosine, because two turns of
+one speaker are alike in style and subject whatever they say (and in the speaker's name,
+where turns carry it): a raw threshold either misses changes worded apart or pairs turns
+that merely share a speaker. It is the hubness correction of cross-domain similarity local
+scaling (CSLS), with the pool of candidates as the neighbourhood.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+from langchain_agentmem.types import Vector
+
+if TYPE_CHECKING:
+    from langchain_agentmem.index.hybrid import HybridConfig
+
+VectorLookup = Callable[[list[int]], np.ndarray]
+"""Stored embeddings of keys, one row each, in the order asked (one batched lookup)."""
+
+
+CHANGE_WORDS = re.compile(
+    r"\b(now|moved|relocated|switched|changed|instead|anymore|no longer|quit|became|sold|"
+    r"dropped|stopped|gave up|took up|joining|these days|broke up)\b",
+    re.IGNORECASE,
+)
+"""Words that word a statement as a change of what was true before."""
+
+PAST_WORDS = re.compile(
+    r"\b(before|previously|prior|used to|earlier|formerly|originally|former|until|did|was|"
+    r"were|had|ago)\b",
+    re.IGNORECASE,
+)
+"""Words of a question about the past, for which the plain ranking stands."""
+
+LIST_WORDS = re.compile(
+    r"\b(how many|how often|are|ever|all|any|both|list)\b"
+    r"|\b(has|have)\b(\s+\w+){0,3}?\s+(\w+ed|been|read|made|done|seen|gone|got|gotten|"
+    r"taken|given|written|won|bought|met|found|taught|heard|built|begun|known|shown|"
+    r"tried|said|told|kept|left|lost|felt|thought|brought|sent|spent|become|grown)\b",
+    re.IGNORECASE,
+)
+"""Words of a question asking for a list, a count or everything so far (the present
+perfect: "What books has she read?"), where older and newer statements both answer."""
+
+PLURAL_HEAD = re.compile(
+    r"\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(\w+)", re.IGNORECASE
+)
+NOT_PLURAL = frozenset({"does", "is", "was", "has", "this", "his", "its", "us", "yes"})
+
+EVENT_WORDS = re.compile(
+    r"\b(when|why|might|may|likely|would|could|should|mention\w*|january|february|march|"
+    r"april|june|july|august|september|october|november|december|\d{4})\b",
+    re.IGNORECASE,
+)
+"""Words of a question about an event, a reason, a guess or a date, not a present value."""
+
+VALUE_QUESTION_WORDS = 3
+"""Most content words a question for one present value has besides names ("Which car does
+Ana drive now?": car, drive); a question naming more asks about a particular episode."""
+
+_QUESTION_STOP = frozenset(STOPWORDS_EN) | {
+    "what", "which", "who", "whom", "whose", "where", "how", "does", "do", "is", "s", "am",
+    "have", "i", "me", "my", "mine", "your", "yours", "his", "her", "hers", "our", "ours",
+    "their", "theirs", "now", "currently", "today", "usually",
+}  # fmt: skip
+"""Words that say nothing of what a question is about: bm25s's English stop words, question
+words, pronouns and words for "at present"."""
+_QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def content_words(query: str) -> list[str]:
+    """The words of ``query`` that are neither stop words nor capitalised names."""
+    words = _QUESTION_WORD.findall(query)
+    return [
+        word
+        for i, word in enumerate(words)
+        if word.lower().split("'")[0] not in _QUESTION_STOP and not (i and word[0].isupper())
+    ]
+
+
+def asks_current_value(query: str) -> bool:
+    """Whether ``query`` asks for one present value ("Where does Ana work?").
+
+    Past-tense and "before" questions, questions for a list or a count ("What books has
+    she read?", "What are his hobbies?", "Which places ..."), questions about an event, a
+    reason, a guess or a date ("When ...", "Why ...", "... might ...", "... in May 2023"),
+    and questions naming more than :data:`VALUE_QUESTION_WORDS` content words do not.
+    """
+    if PAST_WORDS.search(query) or LIST_WORDS.search(query) or EVENT_WORDS.search(query):
+        return False
+    if len(content_words(query)) > VALUE_QUESTION_WORDS:
+        return False
+    head = PLURAL_HEAD.search(query)
+    if head is None:
+        return True
+    word = head.group(1).lower()
+    return not (word.endswith("s") and not word.endswith("ss") and word not in NOT_PLURAL)
+
+
+Said = tuple[str | None, float, str]
+"""Who said a record (speaker or role; ``None``: unknown), when (epoch seconds), its text."""
+
+
+def is_restatement(text: str) -> bool:
+    """Whether ``text`` is worded as a change of a fact (a statement, not a question)."""
+    return not text.rstrip().endswith("?") and CHANGE_WORDS.search(text) is not None
+
+
+def newer_first(
+    query: str,
+    vector: Vector,
+    scores: dict[int, float],
+    *,
+    said_of: Callable[[int], Said],
+    embeddings_of: VectorLookup,
+    config: HybridConfig,
+) -> dict[int, float]:
+    """``scores`` with each later restatement placed just above the older records it restates.
+
+    Only the best ``config.candidates`` keys take part. Records are visited oldest first
+    (creation time, then key), so a fact changed twice ends with its latest statement on
+    top: a restatement joins the chain of the best-placed older record it restates and must
+    match the query at least ``restatement_relevance`` times as well as that chain's best
+    record, and be closer to the older record than background by ``restatement_margin``.
+    A statement worded without a change word (:func:`is_restatement`) must also stand
+    ``unmarked_standing`` standard deviations above its speaker's mean query cosine, the
+    older record left out (:func:`standing`).
+    Questions that do not ask for one present value are left as they are
+    (:func:`asks_current_value`).
+    """
+    if not scores or not asks_current_value(query):
+        return scores
+    keys = sorted(scores, key=lambda rid: (-scores[rid], rid))[: config.candidates]
+    said = [said_of(rid) for rid in keys]
+    statement = np.fromiter(
+        (not text.rstrip().endswith("?") for _, _, text in said), dtype=bool, count=len(keys)
+    )
+    cued = np.fromiter((is_restatement(text) for _, _, text in said), dtype=bool, count=len(keys))
+    codes: dict[str | None, int] = {}
+    speaker = np.fromiter(
+        (codes.setdefault(who, len(codes)) for who, _, _ in said), dtype=np.int64, count=len(keys)
+    )
+    vectors: np.ndarray | None = None
+    # stands[i, j]: whether i stands out as an answer among its speaker's candidates but j.
+    stands = np.zeros((len(keys), len(keys)), dtype=bool)
+    if np.isfinite(config.unmarked_standing) and statement.any():
+        vectors = stack_vectors(keys, embeddings_of)
+        cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        stands = (standing(cosine, speaker) >= config.unmarked_standing) & statement[:, None]
+    newer = np.flatnonzero(cued | stands.any(axis=1)).tolist()
+    if not newer:
+        return scores
+    if vectors is None:
+        vectors = stack_vectors(keys, embeddings_of)
+    sims = (vectors[newer] @ vectors.T).astype(np.float64)
+    margin = sims - background(vectors, newer, sims)
+    base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
+    # Position in time of each key, for vectorised masks.
+    chronological = sorted(range(len(keys)), key=lambda i: (said[i][1], keys[i]))
+    when = np.empty(len(keys), dtype=np.int64)
+    when[chronological] = np.arange(len(keys))
+    placed = base.copy()
+    # The base score of the best record of each key's chain (its own, until it joins one).
+    best = base.copy()
+    rho = config.restatement_relevance
+    for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
+        b = newer[row]
+        older = (
+            (when < when[b])
+            & (speaker == speaker[b])
+            & (margin[row] >= config.restatement_margin)
+            & (cued[b] | stands[b])
+            & (placed > placed[b])
+            & (base[b] >= rho * best)
+        )
+        if older.any():
+            top = int(np.flatnonzero(older)[np.argmax(placed[older])])
+            placed[b], best[b] = placed[top] + 1e-6, best[top]
+    out = dict(scores)
+    out.update(zip(keys, placed.tolist(), strict=True))
+    return out
+
+
+def stack_vectors(keys: list[int], embeddings_of: VectorLookup) -> np.ndarray:
+    """The keys' stored embeddings, one row each, as float32."""
+    return np.asarray(embeddings_of(keys), dtype=np.float32).reshape(len(keys), -1)
+
+
+def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
+    """How far each candidate stands out as an answer among its speaker's candidates.
+
+    Args:
+        cosine: Each candidate's cosine to the query.
+        speaker: One code per candidate's speaker.
+
+    Returns:
+        ``(n, n)``: at ``[i, j]``, how many standard deviations ``cosine[i]`` lies above the
+        mean of the cosines of ``i``'s speaker's candidates other than ``j`` (the record
+        ``i`` would pass over is left out, so two answers to one question do not hide each
+        other); ``-inf`` where ``j`` has another speaker, fewer than 3 candidates remain or
+        they do not vary.
+    """
+    c = cosine.astype(np.float64)
+    same = speaker[:, None] == speaker[None, :]
+    count = same.sum(axis=1).astype(np.float64)  # the speaker's candidates, i included
+    total = same @ c
+    squares = same @ (c * c)
+    rest = count[:, None] - 1.0  # leaving out j (of the same speaker)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (total[:, None] - c[None, :]) / rest
+        variance = (squares[:, None] - (c * c)[None, :]) / rest - mean * mean
+        out = (c[:, None] - mean) / np.sqrt(variance)
+    valid = same & (rest >= 3) & (variance > 1e-12)
+    return np.where(valid, out, -np.inf)
+
+
+def background(vectors: np.ndarray, rows: list[int], sims: np.ndarray) -> np.ndarray:
+    """Mean cosine of each pair ``(rows[r], j)`` to the other candidates, pair left out.
+
+    Args:
+        vectors: The candidates' normalised embeddings, one per row.
+        rows: The candidates compared with all others.
+        sims: ``vectors[rows] @ vectors.T``.
+
+    Returns:
+        ``(len(rows), len(vectors))``: the mean of the two records' average cosines to the
+        candidates other than the pair (0 where there are none).
+    """
+    n = len(vectors)
+    if n <= 2:
+        return np.zeros_like(sims)
+    own_sim = np.einsum("ij,ij->i", vectors, vectors)
+    total = (vectors @ vectors.sum(axis=0) - own_sim).astype(np.float64)  # others only
+    others = n - 2
+    own = (total[rows][:, None] - sims) / others
+    theirs = (total[None, :] - sims) / others
+    out: np.ndarray = (own + theirs) / 2
+    return out
