@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         policy_node,
         recall_node,
         recalled_memories,
-        trim_removals,
         user_thread_id,
     )
     from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
     from langchain_agentmem.integrations.store import AgentMemoryStore
     from langchain_agentmem.integrations.tools import memory_tools
+    from langchain_agentmem.integrations.turns import trim_removals
     from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies import MemoryPolicy, available_policies
@@ -70,7 +70,6 @@ _WHERE = {
     "policy_node": "langchain_agentmem.integrations.graph",
     "recall_node": "langchain_agentmem.integrations.graph",
     "recalled_memories": "langchain_agentmem.integrations.graph",
-    "trim_removals": "langchain_agentmem.integrations.graph",
     "user_thread_id": "langchain_agentmem.integrations.graph",
     "AgentMemoryMiddleware": "langchain_agentmem.integrations.middleware",
     "MemoryFormatter": "langchain_agentmem.integrations.prompt",
@@ -78,6 +77,7 @@ _WHERE = {
     "AgentMemoryRetriever": "langchain_agentmem.integrations.retriever",
     "AgentMemoryStore": "langchain_agentmem.integrations.store",
     "memory_tools": "langchain_agentmem.integrations.tools",
+    "trim_removals": "langchain_agentmem.integrations.turns",
     "AgentMemoryVectorStore": "langchain_agentmem.integrations.vectorstore",
     "AgentMemory": "langchain_agentmem.memory",
     "MemoryPolicy": "langchain_agentmem.policies",

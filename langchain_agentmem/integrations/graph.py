@@ -42,18 +42,12 @@ Usage:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, NamedTuple, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, TypedDict
 from urllib.parse import quote
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import (
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-)
+from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.config import get_config
@@ -62,15 +56,6 @@ from langgraph.runtime import get_runtime
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
-from langchain_agentmem.integrations.chat_history import (
-    DEFAULT_REMEMBER_ROLES,
-    check_positive_int,
-    check_roles,
-    is_summary,
-    keeps_replies,
-    remembered_metadata,
-    replied_to,
-)
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -88,8 +73,19 @@ from langchain_agentmem.integrations.prompt import (
     resolve_items,
     shown_texts,
 )
+from langchain_agentmem.integrations.turns import (
+    DEFAULT_REMEMBER_ROLES,
+    TokenCounter,
+    TurnItem,
+    check_positive_int,
+    check_roles,
+    keeps_replies,
+    latest_human,
+    latest_query,
+    trim_removals,
+    turn_items,
+)
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import (
     DEFAULT_MAX_RECALL_CHARS,
@@ -98,8 +94,6 @@ from langchain_agentmem.validation import (
     check_name,
     check_namespace,
 )
-
-TokenCounter = Callable[[Iterable[BaseMessage]], int]
 
 
 class RecallState(TypedDict, total=False):
@@ -242,89 +236,6 @@ def state_messages(state: object, key: str = "messages") -> list[BaseMessage]:
             "annotate it with langgraph's add_messages reducer"
         )
     return value
-
-
-def latest_human(messages: Sequence[BaseMessage]) -> int | None:
-    """Index of the newest human message that is not a summary (:func:`is_summary`), or
-    ``None``."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage) and not is_summary(messages[i]):
-            return i
-    return None
-
-
-def turn_start(messages: Sequence[BaseMessage]) -> int | None:
-    """Where the latest turn starts: its human message or, when a summary replaced it, the
-    newest summary; ``None`` when there is neither."""
-    start = latest_human(messages)
-    if start is not None:
-        return start
-    for i in range(len(messages) - 1, -1, -1):
-        if is_summary(messages[i]):
-            return i
-    return None
-
-
-def message_text(message: BaseMessage) -> str:
-    """The text of a message (text blocks only; images and other blocks are skipped)."""
-    return str(message.text).strip()
-
-
-def latest_query(messages: Sequence[BaseMessage]) -> str | None:
-    """The text of the newest human message; ``None`` when there is none or it has no text."""
-    i = latest_human(messages)
-    if i is None:
-        return None
-    return message_text(messages[i]) or None
-
-
-class TurnItem(NamedTuple):
-    """A message of the latest turn offered to long-term memory."""
-
-    message: BaseMessage
-    text: str
-    reply_to: str
-    """The text of the message it answers (the newest earlier human or AI message of the
-    other side), or ``""``."""
-
-    def metadata(self, source: str) -> dict[str, Any]:
-        """What is stored with it: role, source, the message id and what it replies to."""
-        meta = remembered_metadata(self.message.type, source, self.reply_to)
-        if self.message.id is not None:
-            meta["message_id"] = self.message.id
-        return meta
-
-
-def turn_items(
-    messages: Sequence[BaseMessage],
-    roles: Sequence[str],
-    skip: Iterable[str] = (),
-    *,
-    replies: bool = True,
-) -> list[TurnItem]:
-    """The messages of the latest turn worth offering to long-term memory, with their text
-    and (when ``replies``) the text they reply to.
-
-    The latest turn runs from :func:`turn_start` to the end. AI messages that only call
-    tools, tool results, summaries and messages without text are left out. A message chunk
-    counts as its message (an ``AIMessageChunk`` is the assistant's).
-    """
-    messages = plain_messages(messages)
-    start = turn_start(messages)
-    if start is None:
-        return []
-    skipped = set(skip)
-    out = []
-    for i in range(start, len(messages)):
-        message = messages[i]
-        if message.type not in roles or (message.id is not None and message.id in skipped):
-            continue
-        if is_summary(message):
-            continue
-        text = message_text(message)
-        if text:
-            out.append(TurnItem(message, text, replied_to(messages, i) if replies else ""))
-    return out
 
 
 def memory_refs(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
@@ -608,72 +519,6 @@ def recall_node(
 
 
 # -- policy: retain and forget ---------------------------------------------------------------
-def trim_start(
-    messages: Sequence[BaseMessage],
-    *,
-    window: int | None = None,
-    max_tokens: int | None = None,
-    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
-) -> int:
-    """Index of the first message kept when ``messages`` are trimmed to a window and / or
-    a token budget (0: all are kept; a leading system message is always kept).
-
-    Cuts fall only where a human message starts a turn, so an AI tool call is never
-    split from its tool result, and the newest turn (with the newest human message) is
-    always kept, even when it alone is over the budget.
-
-    Args:
-        messages: The thread's messages, oldest first.
-        window: Most turns (a human message and what follows it) to keep.
-        max_tokens: Token budget of what is kept.
-        token_counter: Counts tokens of a message list (a chat model works too).
-    """
-    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    if not starts:
-        return 0
-    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
-    cut = starts[0]
-    if window is not None and len(starts) > window:
-        cut = max(cut, starts[len(starts) - window])
-    if max_tokens is not None:
-        counter = (
-            token_counter.get_num_tokens_from_messages
-            if isinstance(token_counter, BaseLanguageModel)
-            else token_counter
-        )
-        system = list(messages[:head])
-        for start in starts:
-            if start < cut:
-                continue
-            if start == starts[-1] or counter([*system, *messages[start:]]) <= max_tokens:
-                cut = start
-                break
-    return max(cut, head)
-
-
-def trim_removals(
-    messages: Sequence[BaseMessage],
-    *,
-    window: int | None = None,
-    max_tokens: int | None = None,
-    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
-) -> list[RemoveMessage]:
-    """``RemoveMessage`` updates that trim a thread to a window and / or a token budget
-    (what :func:`trim_start` keeps; the same arguments)."""
-    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
-    cut = trim_start(messages, window=window, max_tokens=max_tokens, token_counter=token_counter)
-    removed = messages[head:cut]
-    out = []
-    for message in removed:
-        if message.id is None:
-            raise InvalidInputError(
-                f"cannot trim a {message.type} message without an id; keep messages in a "
-                "state key annotated with langgraph's add_messages reducer (it assigns ids)"
-            )
-        out.append(RemoveMessage(id=message.id))
-    return out
-
-
 def policy_node(
     memory: AgentMemory,
     *,
@@ -783,6 +628,5 @@ __all__ = [
     "policy_node",
     "recall_node",
     "recalled_memories",
-    "trim_removals",
     "user_thread_id",
 ]
