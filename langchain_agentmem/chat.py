@@ -48,7 +48,7 @@ from langchain_agentmem.chat_threads import (
     chat_checkpoints,
     hold_thread,
 )
-from langchain_agentmem.integrations.graph import user_thread_id
+from langchain_agentmem.integrations.runs import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env
 from langchain_agentmem.pipes import READER_GONE, reader_gone

@@ -41,7 +41,6 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from langchain_agentmem.index import check_mode
-from langchain_agentmem.integrations.graph import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -52,6 +51,7 @@ from langchain_agentmem.integrations.prompt import (
     render,
     shown_texts,
 )
+from langchain_agentmem.integrations.runs import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.integrations.turns import (
     DEFAULT_REMEMBER_ROLES,
