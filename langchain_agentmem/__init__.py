@@ -27,22 +27,20 @@ if TYPE_CHECKING:
         WindowChatMessageHistory,
     )
     from langchain_agentmem.integrations.classic import AgentMemoryRecall
-    from langchain_agentmem.integrations.graph import (
-        RecallState,
+    from langchain_agentmem.integrations.graph import RecallState, policy_node, recall_node
+    from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
+    from langchain_agentmem.integrations.prompt import MemoryFormatter, format_memories
+    from langchain_agentmem.integrations.recalled import (
         amemories_message,
         arecalled_memories,
         memories_message,
-        policy_node,
-        recall_node,
         recalled_memories,
-        trim_removals,
-        user_thread_id,
     )
-    from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware
-    from langchain_agentmem.integrations.prompt import MemoryFormatter, format_memories
     from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
+    from langchain_agentmem.integrations.runs import user_thread_id
     from langchain_agentmem.integrations.store import AgentMemoryStore
     from langchain_agentmem.integrations.tools import memory_tools
+    from langchain_agentmem.integrations.turns import trim_removals
     from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies import MemoryPolicy, available_policies
@@ -64,20 +62,20 @@ _WHERE = {
     "WindowChatMessageHistory": "langchain_agentmem.integrations.chat_history",
     "AgentMemoryRecall": "langchain_agentmem.integrations.classic",
     "RecallState": "langchain_agentmem.integrations.graph",
-    "amemories_message": "langchain_agentmem.integrations.graph",
-    "arecalled_memories": "langchain_agentmem.integrations.graph",
-    "memories_message": "langchain_agentmem.integrations.graph",
     "policy_node": "langchain_agentmem.integrations.graph",
     "recall_node": "langchain_agentmem.integrations.graph",
-    "recalled_memories": "langchain_agentmem.integrations.graph",
-    "trim_removals": "langchain_agentmem.integrations.graph",
-    "user_thread_id": "langchain_agentmem.integrations.graph",
     "AgentMemoryMiddleware": "langchain_agentmem.integrations.middleware",
     "MemoryFormatter": "langchain_agentmem.integrations.prompt",
     "format_memories": "langchain_agentmem.integrations.prompt",
+    "amemories_message": "langchain_agentmem.integrations.recalled",
+    "arecalled_memories": "langchain_agentmem.integrations.recalled",
+    "memories_message": "langchain_agentmem.integrations.recalled",
+    "recalled_memories": "langchain_agentmem.integrations.recalled",
     "AgentMemoryRetriever": "langchain_agentmem.integrations.retriever",
+    "user_thread_id": "langchain_agentmem.integrations.runs",
     "AgentMemoryStore": "langchain_agentmem.integrations.store",
     "memory_tools": "langchain_agentmem.integrations.tools",
+    "trim_removals": "langchain_agentmem.integrations.turns",
     "AgentMemoryVectorStore": "langchain_agentmem.integrations.vectorstore",
     "AgentMemory": "langchain_agentmem.memory",
     "MemoryPolicy": "langchain_agentmem.policies",

@@ -20,6 +20,11 @@ while a reply is awaited) and end of input end it quietly (:func:`exit_status`).
 or interrupted turn is removed from the thread, so it is never replayed; one a killed
 session left unfinished is removed when the thread is next opened. One session at a time
 holds a thread: a second one on the same thread is refused (:func:`hold_thread`).
+
+The commands live in :mod:`~langchain_agentmem.chat_commands`, a turn's reply and its
+taking back in :mod:`~langchain_agentmem.chat_turns`, the line a failed model call is told
+as in :mod:`~langchain_agentmem.chat_failures`, the conversations' files and locks in
+:mod:`~langchain_agentmem.chat_threads`.
 """
 
 from __future__ import annotations
@@ -27,8 +32,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
-import re
 import signal
 import sqlite3
 import sys
@@ -39,16 +42,19 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import Any, TextIO
 
-from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
+from langchain_core.messages import HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
+from langchain_agentmem.chat_commands import command
+from langchain_agentmem.chat_failures import explain, fatal, model_calls
 from langchain_agentmem.chat_threads import (
     ChatSaver,
     ThreadInUseError,
     chat_checkpoints,
     hold_thread,
 )
-from langchain_agentmem.integrations.graph import user_thread_id
+from langchain_agentmem.chat_turns import ChatThread, Reply, answer
+from langchain_agentmem.integrations.runs import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env
 from langchain_agentmem.pipes import READER_GONE, reader_gone
@@ -65,14 +71,6 @@ and optionally
   OPENAI_MODEL=gpt-4o-mini
 """
 
-HELP = """Commands (handled here, never sent to the model or remembered):
-  /help         this list
-  /memories     what is remembered about you, with ids
-  /forget ID    forget one memory (ids from /memories)
-  /quit         leave (so do Ctrl-D and Ctrl-C)"""
-
-_COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
-
 MODEL_TIMEOUT = 120.0
 """Seconds chat waits for the model server to connect or send more of its reply."""
 
@@ -86,103 +84,6 @@ HISTORY_TOKENS = 2000
 EXIT_MODEL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-class ModelError(Exception):
-    """A model call failed; the message says what to do."""
-
-
-class ModelCallFailed(Exception):
-    """Raised in place of any error of a model call (:class:`_ModelCalls`), so the chat
-    tells a failed model call from its own faults."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(cause)
-        self.cause = cause
-
-
-def fatal(exc: BaseException) -> bool:
-    """Whether every later turn would fail as ``exc`` did (a refused key, an unknown model),
-    so the chat ends."""
-    import openai
-
-    cause = exc.cause if isinstance(exc, ModelCallFailed) else exc
-    return isinstance(
-        cause, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-    )
-
-
-def _found(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
-    """The first error of ``kinds`` among ``exc`` and what caused it, or ``None``."""
-    seen: set[int] = set()
-    at: BaseException | None = exc
-    while at is not None and id(at) not in seen:
-        if isinstance(at, kinds):
-            return at
-        seen.add(id(at))
-        at = at.__cause__ or at.__context__
-    return None
-
-
-def explain(
-    exc: BaseException, *, base_url: str | None, model: str, started: bool = False
-) -> str | None:
-    """One line for a failed model call, or ``None`` when ``exc`` is not the model's
-    (``started``: part of the reply had come)."""
-    import httpx
-    import openai
-
-    where = base_url or "api.openai.com"
-    if isinstance(exc, ModelCallFailed):
-        why = explain(exc.cause, base_url=base_url, model=model, started=started)
-        if why is not None:
-            return why
-        cause = exc.cause
-        if isinstance(cause, ValueError) and "No generations" in str(cause):
-            return (
-                f"the model server at {where} sent an empty reply (a local server does when "
-                "the conversation no longer fits its context: lower --history-tokens or "
-                "--max-reply-tokens); try again"
-            )
-        detail = " ".join(str(cause).split())[:200]
-        return f"the model call failed ({type(cause).__name__}: {detail}); try again"
-    if isinstance(exc, openai.APIConnectionError):
-        hung_up = _found(exc, (httpx.RemoteProtocolError, httpx.ReadError))
-        exc = hung_up or exc  # it answered, then hung up
-        if started and hung_up is None:
-            return f"the model server at {where} dropped the connection mid-reply; try again"
-    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-        return (
-            f"the model server at {where} dropped the connection mid-reply "
-            f"({type(exc).__name__}); try again"
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return f"the model server at {where} did not answer in time; try again or check it"
-    if isinstance(exc, openai.APIConnectionError):
-        return (
-            f"cannot reach the model server at {where}: is it running? "
-            "(set OPENAI_BASE_URL to its /v1 address)"
-        )
-    if isinstance(exc, httpx.TransportError):
-        return f"the model call failed ({type(exc).__name__}: {exc}); try again"
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return (
-            f"the model server at {where} refused the API key ({exc.status_code}): "
-            "set OPENAI_API_KEY to a valid key"
-        )
-    if isinstance(exc, openai.NotFoundError):
-        return (
-            f"the model server at {where} has no model {model!r} (404): "
-            "set OPENAI_MODEL to a model it serves"
-        )
-    if isinstance(exc, openai.RateLimitError):
-        return f"the model server at {where} is rate-limiting this key (429); wait and retry"
-    if isinstance(exc, openai.APIStatusError):
-        detail = " ".join(str(exc.message).split())[:200]
-        return f"the model server at {where} answered {exc.status_code}: {detail}"
-    if isinstance(exc, openai.OpenAIError):
-        return f"the model call failed: {' '.join(str(exc).split())[:200]}"
-    return None
 
 
 def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
@@ -206,71 +107,6 @@ def _reader(stdin: TextIO, stdout: TextIO) -> Callable[[str], str | None]:
         return line if line else None
 
     return read_stream
-
-
-def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
-    from langchain_agentmem.integrations.prompt import memory_line, quote, stamps
-
-    records = memory.records(user)
-    for record, when in zip(records, stamps(records), strict=True):
-        # An id that could steer the terminal (control, bidi) or be misread (spaces, a
-        # quote) is shown as a JSON string, which /forget takes as it is shown.
-        rid = record.id
-        plain = rid.isprintable() and not any(c.isspace() for c in rid) and rid[:1] != '"'
-        shown = rid if plain else quote(rid)
-        # As the model is told it, without the list's dash: date, who, what it replied to.
-        stdout.write(f"{shown}  {memory_line(record, when).removeprefix('- ')}\n")
-    stdout.write(f"({len(records)} memories)\n")
-
-
-def _command(text: str, memory: AgentMemory, user: str, stdout: TextIO) -> bool | None:
-    """Handle a local command; ``True``: quit, ``False``: handled, ``None``: not a command."""
-    found = _COMMAND.fullmatch(text)
-    if found is None:
-        return None
-    name, arg = found.group(1).lower(), (found.group(2) or "").strip()
-    if name in ("quit", "exit", "q"):
-        return True
-    if name in ("help", "h"):
-        stdout.write(HELP + "\n")
-    elif name == "memories":
-        _memories(memory, user, stdout)
-    elif name == "forget":
-        if not arg:
-            stdout.write("usage: /forget ID (ids from /memories)\n")
-        else:
-            import json
-
-            record_id = arg
-            if arg.startswith('"'):  # an id /memories showed as a JSON string
-                try:
-                    record_id = json.loads(arg)
-                except ValueError:
-                    record_id = None
-            try:
-                # Only the user's own ids; checked and deleted in one step.
-                gone = isinstance(record_id, str) and (
-                    memory.delete(record_id, namespace=user, missing_ok=True) is not None
-                )
-            except ValueError:  # not an id at all
-                gone = False
-            if gone:
-                stdout.write(f"forgot {arg}\n")
-            else:
-                stdout.write(f"no memory {arg!r} of yours; /memories lists their ids\n")
-    else:
-        stdout.write(f"unknown command /{name}; /help lists the commands\n")
-    return False
-
-
-def _drop_turn(agent: Any, config: Any, started: str) -> None:
-    """Remove from the thread the messages a failed turn added: the one with id ``started``
-    (the user's, which opened the turn) and every later one."""
-    messages = agent.get_state(config).values.get("messages") or []
-    ids = [m.id for m in messages]
-    if started in ids:
-        added = [i for i in ids[ids.index(started) :] if i is not None]
-        agent.update_state(config, {"messages": [RemoveMessage(id=i) for i in added]})
 
 
 class Hangup(KeyboardInterrupt):
@@ -329,120 +165,6 @@ def _no_interrupts() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-_DONE = object()
-"""Put on a turn's queue when the turn ended well."""
-
-_CUT = object()
-"""Put on a turn's queue when the server cut a reply at its length cap."""
-
-
-def _stream_turn(agent: Any, said: HumanMessage, config: Any, out: queue.SimpleQueue[Any]) -> None:
-    """Run one turn: each text chunk of the reply on ``out``, then the error or ``_DONE``."""
-    try:
-        for chunk, _ in agent.stream({"messages": [said]}, config, stream_mode="messages"):
-            if isinstance(chunk, AIMessageChunk):
-                if chunk.text:
-                    out.put(chunk.text)
-                if chunk.response_metadata.get("finish_reason") == "length":
-                    out.put(_CUT)
-    except BaseException as exc:
-        out.put(exc)
-    else:
-        out.put(_DONE)
-
-
-class _Reply:
-    """Writes a reply as it streams in."""
-
-    def __init__(self, stdout: TextIO) -> None:
-        self.stdout = stdout
-        self.started = False
-        self.cut = False
-        """Whether the server cut the reply at its length cap."""
-
-    def write(self, text: str) -> None:
-        if not self.started:
-            self.stdout.write("assistant> ")
-            self.started = True
-        self.stdout.write(text)
-        self.stdout.flush()
-
-    def end(self) -> None:
-        self.stdout.write("\n" if self.started else "assistant> (no text in the reply)\n")
-        self.stdout.flush()
-
-
-def _answer(agent: Any, said: HumanMessage, config: Any, reply: _Reply) -> BaseException | None:
-    """Stream the reply to ``said``; returns the error that ended the turn, if any.
-
-    LangGraph waits for a running model call before it lets a Ctrl-C out of ``stream``
-    (its executor joins its threads), so the turn runs in a thread of its own and this
-    one only waits on what it streams: Ctrl-C raises here at once.
-    """
-    out: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    worker = threading.Thread(
-        target=_stream_turn, args=(agent, said, config, out), name="agentmem-chat-turn"
-    )
-    worker.daemon = True  # what it waits on (the model) must not hold up the exit
-    worker.start()
-    while True:
-        try:
-            item = out.get(timeout=0.5)  # a timeout: some platforms defer Ctrl-C while blocked
-        except queue.Empty:
-            continue
-        if item is _DONE:
-            return None
-        if item is _CUT:
-            reply.cut = True
-            continue
-        if isinstance(item, BaseException):
-            return item
-        reply.write(item)
-
-
-class _ChatThread:
-    """One thread of the chat: where a turn starts, and how a turn is taken back."""
-
-    def __init__(self, agent: Any, config: Any, saver: Any) -> None:
-        self.agent = agent
-        self.config = config
-        self.saver = saver if isinstance(saver, ChatSaver) else None
-        self.thread_id: str = config["configurable"]["thread_id"]
-
-    def mark(self) -> str | None:
-        """Where the next turn starts (the newest checkpoint of a file-backed thread)."""
-        return None if self.saver is None else self.saver.latest(self.thread_id)
-
-    def drop(self, mark: str | None, said: HumanMessage) -> None:
-        """Take back a turn that ended (a failed model call)."""
-        if self.saver is not None:
-            self.saver.rewind(self.thread_id, mark)
-        else:
-            _drop_turn(self.agent, self.config, str(said.id))
-
-    def repair(self) -> None:
-        """Take out the turn a killed session left unfinished (the thread's newest
-        checkpoints, whose tasks never ran to the end), so it is never replayed."""
-        if self.saver is None:
-            return
-        newest = self.saver.latest(self.thread_id)
-        if newest is None:
-            return
-        done = None  # the newest checkpoint with nothing left to run: where a turn ended
-        for snapshot in self.agent.get_state_history(self.config):
-            if not snapshot.next:
-                done = snapshot.config["configurable"]["checkpoint_id"]
-                break
-        if done != newest:
-            self.saver.rewind(self.thread_id, done)
-
-    def abandon(self, mark: str | None) -> None:
-        """Take back a turn that may still be running, and refuse what it writes later. An
-        in-memory thread ends with the chat: there is nothing to take back."""
-        if self.saver is not None:
-            self.saver.rewind(self.thread_id, mark, seal=True)
-
-
 class _Notes(logging.Handler):
     """Collects what the middleware warns of during a turn (a reply too long to remember),
     to be told after the reply rather than inside it."""
@@ -462,7 +184,7 @@ class _Notes(logging.Handler):
 
 
 def _converse(
-    turns: _ChatThread,
+    turns: ChatThread,
     memory: AgentMemory,
     notes: _Notes,
     *,
@@ -492,7 +214,7 @@ def _converse(
         text = line.strip()
         if not text:
             continue
-        handled = _command(text, memory, user, stdout)
+        handled = command(text, memory, user, stdout)
         if handled is True:
             break
         if handled is False:
@@ -509,10 +231,10 @@ def _converse(
             stderr.flush()
         warming = None
         said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
-        reply = _Reply(stdout)
+        reply = Reply(stdout)
         mark = turns.mark()
         try:
-            failed = _answer(turns.agent, said, turns.config, reply)
+            failed = answer(turns.agent, said, turns.config, reply)
         except BaseException as exc:
             # Ctrl-C, a signal, a reader of the reply that went away: the turn may still be
             # running. It must not be replayed next time, nor written after.
@@ -642,13 +364,13 @@ def run_chat(
                 middleware.AgentMemoryMiddleware(
                     memory, k=k, remember_roles=roles, history_tokens=history_tokens
                 ),
-                _model_calls(),
+                model_calls(),
             ],
             checkpointer=checkpointer,
         )
         notes = _Notes()  # what the middleware warns of, told after each reply
         offers.logger.addHandler(notes)
-        turns = _ChatThread(agent, config, checkpointer)
+        turns = ChatThread(agent, config, checkpointer)
         turns.repair()
         try:
             return _converse(
@@ -686,20 +408,6 @@ def run_chat(
                 # Leaving while torch still loads the model in that thread aborts the
                 # process (an interrupted chat leaves by os._exit: nothing is torn down).
                 warm.join()
-
-
-def _model_calls() -> Any:
-    """A middleware raising :class:`ModelCallFailed` for any error of a model call."""
-    from langchain.agents.middleware.types import AgentMiddleware
-
-    class _ModelCalls(AgentMiddleware):  # type: ignore[type-arg]
-        def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            try:
-                return handler(request)
-            except Exception as exc:
-                raise ModelCallFailed(exc) from exc
-
-    return _ModelCalls()
 
 
 def main_chat(

@@ -31,7 +31,7 @@ from langchain_agentmem.backends.url import (
     sqlite_file,
 )
 from langchain_agentmem.errors import StoreError
-from langchain_agentmem.integrations.graph import user_threads_prefix
+from langchain_agentmem.integrations.runs import user_threads_prefix
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
 """The file in ``$AGENTMEM_HOME`` where ``agentmem chat`` keeps the default store's

@@ -8,113 +8,33 @@ variants only change what ``messages`` returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, trim_messages
+from langchain_core.messages import BaseMessage, SystemMessage, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.errors import InvalidTypeError
 from langchain_agentmem.integrations.offers import offered
+from langchain_agentmem.integrations.turns import (
+    DEFAULT_REMEMBER_ROLES,
+    TokenCounter,
+    check_positive_int,
+    check_roles,
+    keeps_replies,
+    last_exchanges,
+    remembered_metadata,
+    replied_to,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
-from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
 
-TokenCounter = Callable[[Iterable[BaseMessage]], int]
-
-DEFAULT_REMEMBER_ROLES = ("human",)
-"""What long-term memory is offered by default: the user's words only. Assistant replies
-(``"ai"``), tool traffic and system text are remembered only when asked for, and then
-stored with their role, so a prompt shows them as the assistant's, never as the user's."""
-
-MESSAGE_TYPES = ("human", "ai", "system", "tool", "function", "chat")
-"""``BaseMessage.type`` values a history can be asked to remember."""
-
-CHUNK_TYPES = {
-    "AIMessageChunk": "ai",
-    "HumanMessageChunk": "human",
-    "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool",
-    "FunctionMessageChunk": "function",
-    "ChatMessageChunk": "chat",
-}
-"""The type of each message chunk, and the message type it is stored and remembered as."""
-
-
 REPLY_LOOKBACK = 8
 """Stored messages read before an append, to find what the first new message replies to."""
-
-
-def is_summary(message: BaseMessage) -> bool:
-    """Whether ``message`` is a summary a middleware put in place of earlier messages
-    (LangChain's ``SummarizationMiddleware`` marks it ``lc_source="summarization"``): a
-    model's words in a human message, never the user's."""
-    return message.additional_kwargs.get("lc_source") == "summarization"
-
-
-def replied_to(messages: Sequence[BaseMessage], i: int) -> str:
-    """The text of the newest message before ``messages[i]`` from the other side of the
-    conversation (human for an AI message, AI for any other; summaries skipped), or ``""``."""
-    mine = messages[i].type
-    for message in reversed(messages[:i]):
-        if message.type in ("human", "ai") and message.type != mine and not is_summary(message):
-            text = str(message.text).strip()
-            if text:
-                return text
-    return ""
-
-
-def keeps_replies(memory: AgentMemory) -> bool:
-    """Whether ``memory``'s search reads what a message replies to (so a surface keeps it)."""
-    return memory.hybrid.reply_weight > 0
-
-
-def remembered_metadata(role: str, source: str, reply_to: str) -> dict[str, Any]:
-    """What is stored with a remembered message: its role, its source and, when the message
-    it replies to asks something, that question (the only replies search reads)."""
-    meta: dict[str, Any] = {"role": role, "source": source}
-    if asks(reply_to):
-        meta[REPLY_TO] = reply_to  # offers.keepable keeps only its question
-    return meta
-
-
-def check_roles(roles: object) -> tuple[str, ...]:
-    """Validate ``remember_roles``: message types such as ``("human", "ai")``."""
-    if isinstance(roles, str):
-        roles = (roles,)
-    if not isinstance(roles, Iterable):
-        raise InvalidTypeError(
-            f"remember_roles must be a sequence of message types, got {type(roles).__name__}; "
-            f"pick from {MESSAGE_TYPES}"
-        )
-    out = tuple(roles)
-    for role in out:
-        if role in CHUNK_TYPES:
-            raise InvalidInputError(
-                f"remember_roles holds {role!r}, the type of a streamed chunk; pass "
-                f"{CHUNK_TYPES[role]!r} (a chunk is stored and remembered as its message)"
-            )
-        if role not in MESSAGE_TYPES:
-            raise InvalidInputError(
-                f"remember_roles holds {role!r}, which is not a message type; "
-                f"pick from {MESSAGE_TYPES}"
-            )
-    return out
-
-
-def check_positive_int(value: object, *, what: str, meaning: str) -> int:
-    """Validate a size such as ``k`` or ``max_tokens`` (an int >= 1)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(
-            f"{what} must be an int >= 1 ({meaning}), got {type(value).__name__} {value!r}"
-        )
-    if value < 1:
-        raise InvalidInputError(f"{what} must be >= 1 ({meaning}), got {value!r}")
-    return value
 
 
 def as_message_list(messages: object) -> list[BaseMessage]:
@@ -301,19 +221,6 @@ class BufferChatMessageHistory(BaseChatMessageHistory):
             f"{type(self).__name__}(namespace={self.namespace!r}, thread={self.thread!r}, "
             f"remember={self.remember})"
         )
-
-
-def last_exchanges(messages: list[BaseMessage], k: int) -> list[BaseMessage]:
-    """The last ``k`` exchanges (an exchange starts at a human message).
-
-    A leading system message is kept.
-    """
-    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    if len(starts) <= k:
-        return messages
-    cut = starts[len(starts) - k]
-    head = [messages[0]] if messages and isinstance(messages[0], SystemMessage) else []
-    return head + messages[cut:]
 
 
 class WindowChatMessageHistory(BufferChatMessageHistory):

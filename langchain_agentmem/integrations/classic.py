@@ -17,12 +17,6 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import PrivateAttr
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.chat_history import (
-    DEFAULT_REMEMBER_ROLES,
-    check_roles,
-    keeps_replies,
-    remembered_metadata,
-)
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -32,6 +26,12 @@ from langchain_agentmem.integrations.prompt import (
     recall,
     render,
     shown_texts,
+)
+from langchain_agentmem.integrations.turns import (
+    DEFAULT_REMEMBER_ROLES,
+    check_roles,
+    keeps_replies,
+    remembered_metadata,
 )
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord

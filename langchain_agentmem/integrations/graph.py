@@ -10,7 +10,9 @@ ever sees it. The nodes work with any checkpointer (``InMemorySaver``, ``SqliteS
 ``PostgresSaver``), sync (``invoke`` / ``stream``) and async. The recall node keeps only
 record ids in the graph state, never a memory's text, so checkpoints hold no copy of what
 the user later deletes; :func:`memories_message` reads the texts from the memory when the
-prompt is built.
+prompt is built. Whose run it is lives in :mod:`langchain_agentmem.integrations.runs`,
+reading the memories back in :mod:`langchain_agentmem.integrations.recalled`, what a turn
+is in :mod:`langchain_agentmem.integrations.turns`.
 
 Usage:
     .. code-block:: python
@@ -42,64 +44,47 @@ Usage:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, NamedTuple, TypedDict
-from urllib.parse import quote
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import (
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-)
+from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.config import get_config
 from langgraph.graph.message import add_messages
-from langgraph.runtime import get_runtime
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
-from langchain_agentmem.integrations.chat_history import (
-    DEFAULT_REMEMBER_ROLES,
-    check_positive_int,
-    check_roles,
-    is_summary,
-    keeps_replies,
-    remembered_metadata,
-    replied_to,
-)
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
-    MemoryFormatter,
-    MemoryItem,
     arecall,
-    as_records,
-    check_formatter,
-    check_memory_items,
     format_memories,
-    item_id,
     memory_ref,
     recall,
-    render,
-    resolve_items,
     shown_texts,
 )
-from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.messages import plain_messages
-from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import (
-    DEFAULT_MAX_RECALL_CHARS,
-    check_k,
-    check_min_score,
-    check_name,
-    check_namespace,
+from langchain_agentmem.integrations.runs import (
+    check_memory,
+    run_context,
+    run_thread,
+    user_namespace,
 )
-
-TokenCounter = Callable[[Iterable[BaseMessage]], int]
+from langchain_agentmem.integrations.turns import (
+    DEFAULT_REMEMBER_ROLES,
+    TokenCounter,
+    TurnItem,
+    check_positive_int,
+    check_roles,
+    keeps_replies,
+    latest_human,
+    latest_query,
+    trim_removals,
+    turn_items,
+)
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryRecord
+from langchain_agentmem.validation import check_k, check_min_score, check_name
 
 
 class RecallState(TypedDict, total=False):
@@ -117,102 +102,6 @@ class RecallState(TypedDict, total=False):
     texts from the memory when the prompt is built."""
     remembered: list[str]
     """Ids of the messages of the latest turn already offered to long-term memory."""
-
-
-# -- shared helpers (also used by the middleware and the store) -------------------------------
-def check_memory(memory: object) -> AgentMemory:
-    """``memory`` if it is an ``AgentMemory``, else a clear error."""
-    if not isinstance(memory, AgentMemory):
-        raise InvalidTypeError(
-            f"memory must be an AgentMemory, got {type(memory).__name__}; pass AgentMemory(url)"
-        )
-    return memory
-
-
-AUTH_USER_KEY = "langgraph_auth_user_id"
-"""The ``configurable`` key where a LangGraph server puts the authenticated user's id."""
-
-
-def user_namespace(
-    config: Mapping[str, Any] | None, user_key: str, *, context: object = None
-) -> str:
-    """The namespace of the user a run belongs to.
-
-    On a LangGraph server with authentication, the user is the authenticated identity
-    (``configurable["langgraph_auth_user_id"]``), which clients cannot set; a
-    ``user_key`` value that names someone else is refused. Otherwise it is read from
-    ``config["configurable"][user_key]``, else from the run context (a mapping or an
-    object with that attribute). Both present and different is an error: memory is never
-    written to a namespace the caller did not mean.
-
-    Raises:
-        InvalidInputError: no user id anywhere, or two that disagree.
-    """
-    configurable = (config or {}).get("configurable") or {}
-    from_config = configurable.get(user_key)
-    if isinstance(context, Mapping):
-        from_context = context.get(user_key)
-    else:
-        from_context = getattr(context, user_key, None)
-    if from_config is not None and from_context is not None and from_config != from_context:
-        raise InvalidInputError(
-            f"the run names two users: configurable[{user_key!r}]={from_config!r} and "
-            f"context.{user_key}={from_context!r}; pass one"
-        )
-    user = from_config if from_config is not None else from_context
-    authenticated = configurable.get(AUTH_USER_KEY)
-    if authenticated:
-        if user is not None and user != authenticated:
-            raise InvalidInputError(
-                f"the run names user {user!r} but the authenticated user is "
-                f"{authenticated!r}; on a LangGraph server memory belongs to the "
-                "authenticated user, leave the user id out of the config"
-            )
-        return check_namespace(authenticated, what=f"configurable[{AUTH_USER_KEY!r}]")
-    if user is None:
-        raise InvalidInputError(
-            f"no user id in the run config or context: pass config={{'configurable': "
-            f"{{{user_key!r}: 'alice', 'thread_id': 't1'}}}} or the run context "
-            f"context={{{user_key!r}: 'alice'}} (memory is per user; it is never shared by "
-            "default)"
-        )
-    where = f"configurable[{user_key!r}]" if from_config is not None else f"context.{user_key}"
-    return check_namespace(user, what=where)
-
-
-def run_context() -> object:
-    """The context of the LangGraph run this is called in (``invoke(..., context=...)``);
-    ``None`` outside a graph run or when the run has none.
-
-    LangGraph hands it to a node as ``runtime.context``; nodes built as runnables (those of
-    this module) read it from the run (``langgraph.runtime.get_runtime``), sync or async.
-    """
-    try:
-        runtime = get_runtime()
-    except (RuntimeError, KeyError):  # outside a runnable, or a config without configurable
-        return None
-    return getattr(runtime, "context", None)
-
-
-def user_thread_id(user: str, thread: str) -> str:
-    """A LangGraph ``thread_id`` for ``thread`` of ``user`` that no other pair shares.
-
-    LangGraph keys checkpoints by ``thread_id`` alone; both parts are percent-encoded
-    before they are joined, so ``("a/b", "c")`` and ``("a", "b/c")`` never collide.
-    """
-    thread = check_name(thread, what="thread")
-    return f"{user_threads_prefix(user)}{quote(thread, safe='')}"
-
-
-def user_threads_prefix(user: str) -> str:
-    """What every :func:`user_thread_id` of ``user`` starts with, and no other user's does."""
-    return f"{quote(check_name(user, what='user'), safe='')}/"
-
-
-def run_thread(config: Mapping[str, Any] | None) -> str | None:
-    """LangGraph's ``thread_id`` of a run, if any."""
-    thread = ((config or {}).get("configurable") or {}).get("thread_id")
-    return None if thread is None else check_name(str(thread), what="thread_id")
 
 
 def state_messages(state: object, key: str = "messages") -> list[BaseMessage]:
@@ -244,294 +133,9 @@ def state_messages(state: object, key: str = "messages") -> list[BaseMessage]:
     return value
 
 
-def latest_human(messages: Sequence[BaseMessage]) -> int | None:
-    """Index of the newest human message that is not a summary (:func:`is_summary`), or
-    ``None``."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage) and not is_summary(messages[i]):
-            return i
-    return None
-
-
-def turn_start(messages: Sequence[BaseMessage]) -> int | None:
-    """Where the latest turn starts: its human message or, when a summary replaced it, the
-    newest summary; ``None`` when there is neither."""
-    start = latest_human(messages)
-    if start is not None:
-        return start
-    for i in range(len(messages) - 1, -1, -1):
-        if is_summary(messages[i]):
-            return i
-    return None
-
-
-def message_text(message: BaseMessage) -> str:
-    """The text of a message (text blocks only; images and other blocks are skipped)."""
-    return str(message.text).strip()
-
-
-def latest_query(messages: Sequence[BaseMessage]) -> str | None:
-    """The text of the newest human message; ``None`` when there is none or it has no text."""
-    i = latest_human(messages)
-    if i is None:
-        return None
-    return message_text(messages[i]) or None
-
-
-class TurnItem(NamedTuple):
-    """A message of the latest turn offered to long-term memory."""
-
-    message: BaseMessage
-    text: str
-    reply_to: str
-    """The text of the message it answers (the newest earlier human or AI message of the
-    other side), or ``""``."""
-
-    def metadata(self, source: str) -> dict[str, Any]:
-        """What is stored with it: role, source, the message id and what it replies to."""
-        meta = remembered_metadata(self.message.type, source, self.reply_to)
-        if self.message.id is not None:
-            meta["message_id"] = self.message.id
-        return meta
-
-
-def turn_items(
-    messages: Sequence[BaseMessage],
-    roles: Sequence[str],
-    skip: Iterable[str] = (),
-    *,
-    replies: bool = True,
-) -> list[TurnItem]:
-    """The messages of the latest turn worth offering to long-term memory, with their text
-    and (when ``replies``) the text they reply to.
-
-    The latest turn runs from :func:`turn_start` to the end. AI messages that only call
-    tools, tool results, summaries and messages without text are left out. A message chunk
-    counts as its message (an ``AIMessageChunk`` is the assistant's).
-    """
-    messages = plain_messages(messages)
-    start = turn_start(messages)
-    if start is None:
-        return []
-    skipped = set(skip)
-    out = []
-    for i in range(start, len(messages)):
-        message = messages[i]
-        if message.type not in roles or (message.id is not None and message.id in skipped):
-            continue
-        if is_summary(message):
-            continue
-        text = message_text(message)
-        if text:
-            out.append(TurnItem(message, text, replied_to(messages, i) if replies else ""))
-    return out
-
-
 def memory_refs(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
     """Recalled records as the graph state keeps them: ids and scores, no text."""
     return [memory_ref(r) for r in records]
-
-
-def _run_namespace(
-    config: Mapping[str, Any] | None,
-    context: object,
-    namespace: str | None,
-    user_key: str,
-    what: str,
-) -> str:
-    """The namespace the memories are read from: ``namespace``, else the run's user (from
-    its config or context, as the nodes read it)."""
-    if namespace is not None:
-        if config is not None or context is not None:
-            given = "config=" if config is not None else "context="
-            raise InvalidInputError(
-                f"{what} got both {given} and namespace={namespace!r}; pass one (the run's "
-                "config or context names the user)"
-            )
-        return check_namespace(namespace)
-    if context is None:
-        context = run_context()
-    if config is None:
-        try:
-            config = get_config()
-        except RuntimeError:  # called outside a graph run
-            if context is None:
-                raise InvalidInputError(
-                    f"{what} reads the memories from the memory and needs to know whose they "
-                    "are: call it inside a graph node, or pass config= (the run's config), "
-                    "context= (the run's context) or namespace="
-                ) from None
-            config = {}
-    return user_namespace(config, _check_key(user_key, "user_key"), context=context)
-
-
-def _plan(
-    memories: object,
-    memory: AgentMemory | None,
-    config: Mapping[str, Any] | None,
-    context: object,
-    namespace: str | None,
-    user_key: str,
-    what: str,
-) -> tuple[list[MemoryItem], str | None, list[str]]:
-    """The items, the namespace to read them from, and the ids to read (checked)."""
-    items = check_memory_items(memories)
-    if memory is None:
-        for i, item in enumerate(items):
-            if isinstance(item, Mapping) and not isinstance(item.get("text"), str):
-                raise InvalidInputError(
-                    f"memories[{i}] is a reference without text (recall_node keeps only "
-                    "record ids in the graph state, never the text); pass the memory to "
-                    f"read it from: {what}(state['memories'], memory)"
-                )
-        return items, None, []
-    check_memory(memory)
-    ids = list(dict.fromkeys(rid for rid in map(item_id, items) if rid is not None))
-    if not ids:
-        return items, None, []
-    return items, _run_namespace(config, context, namespace, user_key, what), ids
-
-
-def recalled_memories(
-    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
-    memory: AgentMemory,
-    *,
-    config: Mapping[str, Any] | None = None,
-    context: object = None,
-    namespace: str | None = None,
-    user_key: str = "user_id",
-) -> list[MemoryRecord]:
-    """The records ``state["memories"]`` refers to, as the memory holds them now.
-
-    :func:`recall_node` keeps only record ids and scores in the graph state (state is
-    checkpointed, and a checkpoint must not keep a copy of a memory that is later
-    forgotten); this reads the texts by id, in the recalled order, with their scores. A
-    record deleted since it was recalled is left out. Dicts without an ``id`` that
-    carry a ``text`` are taken as they are.
-
-    Args:
-        memories: ``state["memories"]`` as filled by :func:`recall_node` (references,
-            records, or dicts with ``text``).
-        memory: The store the recall node searched.
-        config: The run's config; default: the config of the graph run this is called in.
-        context: The run's context (``runtime.context``); default: the context of the
-            graph run this is called in.
-        namespace: The user's namespace, instead of reading it from the config or context.
-        user_key: The ``configurable`` (or context) key that names the user (as given to
-            :func:`recall_node`).
-
-    Raises:
-        InvalidTypeError: ``memories`` is not a list of references or records, or
-            ``memory`` is not an ``AgentMemory``.
-        InvalidInputError: the user cannot be told (outside a graph run without
-            ``config``, ``context`` or ``namespace``; no user id in the config or context,
-            or two that disagree).
-    """
-    what = "recalled_memories"
-    items, ns, ids = _plan(
-        memories, check_memory(memory), config, context, namespace, user_key, what
-    )
-    found = memory.get_many(ids, namespace=ns) if ns is not None else []
-    return resolve_items(items, found)
-
-
-async def arecalled_memories(
-    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
-    memory: AgentMemory,
-    *,
-    config: Mapping[str, Any] | None = None,
-    context: object = None,
-    namespace: str | None = None,
-    user_key: str = "user_id",
-) -> list[MemoryRecord]:
-    """Async :func:`recalled_memories`."""
-    what = "arecalled_memories"
-    items, ns, ids = _plan(
-        memories, check_memory(memory), config, context, namespace, user_key, what
-    )
-    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
-    return resolve_items(items, found)
-
-
-def _message(
-    records: Sequence[MemoryRecord],
-    formatter: MemoryFormatter | None,
-    header: str | None,
-    memory: AgentMemory | None,
-) -> SystemMessage | None:
-    limit = DEFAULT_MAX_RECALL_CHARS if memory is None else memory.limits.max_recall_chars
-    text = render(records, formatter, header=header, max_chars=limit) if records else ""
-    return SystemMessage(content=text) if text else None
-
-
-def memories_message(
-    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
-    memory: AgentMemory | None = None,
-    *,
-    config: Mapping[str, Any] | None = None,
-    context: object = None,
-    namespace: str | None = None,
-    user_key: str = "user_id",
-    header: str | None = DEFAULT_HEADER,
-    formatter: MemoryFormatter | None = None,
-) -> SystemMessage | None:
-    """A system message holding the recalled memories, fenced, or ``None`` when none.
-
-    In a graph node, ``memories_message(state["memories"], memory)``: the state holds
-    only record ids (see :func:`recall_node`), so the texts are read from ``memory`` now,
-    for the user of the run (its config or context); a memory deleted since it was
-    recalled is not told. Without ``memory``, only records or dicts that carry their
-    ``text`` can be told.
-
-    Args:
-        memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
-        memory: The store the recall node searched.
-        config: The run's config; default: the config of the graph run this is called in.
-        context: The run's context (``runtime.context``); default: the context of the
-            graph run this is called in.
-        namespace: The user's namespace, instead of reading it from the config or context.
-        user_key: The ``configurable`` (or context) key that names the user (as given to
-            :func:`recall_node`).
-        header: The line written inside the block before the memories.
-        formatter: Replaces :func:`format_memories` (a function of a list of
-            ``MemoryRecord`` returning a str).
-
-    Raises:
-        InvalidInputError: references without ``memory``; or the user cannot be told
-            (outside a graph run without ``config``, ``context`` or ``namespace``, no user
-            id in the config or context, or two that disagree).
-        InvalidTypeError: ``memories`` is not a list of references or records.
-    """
-    formatter = check_formatter(formatter)
-    items, ns, ids = _plan(
-        memories, memory, config, context, namespace, user_key, "memories_message"
-    )
-    if memory is None:
-        return _message(as_records(items), formatter, header, None)
-    found = memory.get_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header, memory)
-
-
-async def amemories_message(
-    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
-    memory: AgentMemory | None = None,
-    *,
-    config: Mapping[str, Any] | None = None,
-    context: object = None,
-    namespace: str | None = None,
-    user_key: str = "user_id",
-    header: str | None = DEFAULT_HEADER,
-    formatter: MemoryFormatter | None = None,
-) -> SystemMessage | None:
-    """Async :func:`memories_message` (reads the texts without blocking the event loop)."""
-    formatter = check_formatter(formatter)
-    items, ns, ids = _plan(
-        memories, memory, config, context, namespace, user_key, "amemories_message"
-    )
-    if memory is None:
-        return _message(as_records(items), formatter, header, None)
-    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header, memory)
 
 
 def _check_key(value: object, what: str) -> str:
@@ -608,72 +212,6 @@ def recall_node(
 
 
 # -- policy: retain and forget ---------------------------------------------------------------
-def trim_start(
-    messages: Sequence[BaseMessage],
-    *,
-    window: int | None = None,
-    max_tokens: int | None = None,
-    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
-) -> int:
-    """Index of the first message kept when ``messages`` are trimmed to a window and / or
-    a token budget (0: all are kept; a leading system message is always kept).
-
-    Cuts fall only where a human message starts a turn, so an AI tool call is never
-    split from its tool result, and the newest turn (with the newest human message) is
-    always kept, even when it alone is over the budget.
-
-    Args:
-        messages: The thread's messages, oldest first.
-        window: Most turns (a human message and what follows it) to keep.
-        max_tokens: Token budget of what is kept.
-        token_counter: Counts tokens of a message list (a chat model works too).
-    """
-    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    if not starts:
-        return 0
-    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
-    cut = starts[0]
-    if window is not None and len(starts) > window:
-        cut = max(cut, starts[len(starts) - window])
-    if max_tokens is not None:
-        counter = (
-            token_counter.get_num_tokens_from_messages
-            if isinstance(token_counter, BaseLanguageModel)
-            else token_counter
-        )
-        system = list(messages[:head])
-        for start in starts:
-            if start < cut:
-                continue
-            if start == starts[-1] or counter([*system, *messages[start:]]) <= max_tokens:
-                cut = start
-                break
-    return max(cut, head)
-
-
-def trim_removals(
-    messages: Sequence[BaseMessage],
-    *,
-    window: int | None = None,
-    max_tokens: int | None = None,
-    token_counter: TokenCounter | BaseLanguageModel[Any] = count_tokens_approximately,
-) -> list[RemoveMessage]:
-    """``RemoveMessage`` updates that trim a thread to a window and / or a token budget
-    (what :func:`trim_start` keeps; the same arguments)."""
-    head = 1 if messages and isinstance(messages[0], SystemMessage) else 0
-    cut = trim_start(messages, window=window, max_tokens=max_tokens, token_counter=token_counter)
-    removed = messages[head:cut]
-    out = []
-    for message in removed:
-        if message.id is None:
-            raise InvalidInputError(
-                f"cannot trim a {message.type} message without an id; keep messages in a "
-                "state key annotated with langgraph's add_messages reducer (it assigns ids)"
-            )
-        out.append(RemoveMessage(id=message.id))
-    return out
-
-
 def policy_node(
     memory: AgentMemory,
     *,
@@ -776,13 +314,7 @@ def policy_node(
 __all__ = [
     "DEFAULT_HEADER",
     "RecallState",
-    "amemories_message",
-    "arecalled_memories",
     "format_memories",
-    "memories_message",
     "policy_node",
     "recall_node",
-    "recalled_memories",
-    "trim_removals",
-    "user_thread_id",
 ]

@@ -41,22 +41,6 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from langchain_agentmem.index import check_mode
-from langchain_agentmem.integrations.chat_history import (
-    DEFAULT_REMEMBER_ROLES,
-    check_positive_int,
-    check_roles,
-    keeps_replies,
-)
-from langchain_agentmem.integrations.graph import (
-    TurnItem,
-    check_memory,
-    latest_query,
-    run_thread,
-    trim_start,
-    turn_items,
-    turn_start,
-    user_namespace,
-)
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -67,7 +51,19 @@ from langchain_agentmem.integrations.prompt import (
     render,
     shown_texts,
 )
+from langchain_agentmem.integrations.runs import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.tools import memory_tools
+from langchain_agentmem.integrations.turns import (
+    DEFAULT_REMEMBER_ROLES,
+    TurnItem,
+    check_positive_int,
+    check_roles,
+    keeps_replies,
+    latest_query,
+    trim_start,
+    turn_items,
+    turn_start,
+)
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_min_score, check_name

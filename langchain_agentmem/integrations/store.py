@@ -76,7 +76,7 @@ from langgraph.store.base.embed import get_text_at_path
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.graph import check_memory
+from langchain_agentmem.integrations.runs import check_memory
 from langchain_agentmem.items import to_record
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord, Vector

@@ -26,7 +26,6 @@ from langchain.tools import ToolRuntime, tool
 from langchain_core.tools import BaseTool, ToolException
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.graph import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.prompt import (
     SEARCH_HEADER,
     MemoryFormatter,
@@ -35,6 +34,7 @@ from langchain_agentmem.integrations.prompt import (
     format_memories,
     render,
 )
+from langchain_agentmem.integrations.runs import check_memory, run_thread, user_namespace
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryOp, MemoryRecord
 from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS, check_k, check_name

@@ -476,7 +476,7 @@ def test_memories_escapes_ids_and_forget_takes_them_as_shown(tmp_path: Path) -> 
     import io
 
     from langchain_agentmem import AgentMemory
-    from langchain_agentmem.chat import _command
+    from langchain_agentmem.chat_commands import command as _command
     from tests.stores import HashEmbeddings
 
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:
@@ -499,7 +499,7 @@ def test_forget_of_a_memory_deleted_meanwhile_says_so(
     import io
 
     from langchain_agentmem import AgentMemory
-    from langchain_agentmem.chat import _command
+    from langchain_agentmem.chat_commands import command as _command
     from tests.stores import HashEmbeddings
 
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:

@@ -75,7 +75,7 @@ def test_demo_counts_the_users_agentmem_chat_threads(
 ) -> None:
     from langchain_agentmem import AgentMemory
     from langchain_agentmem.cli import main
-    from langchain_agentmem.integrations.graph import user_thread_id
+    from langchain_agentmem.integrations.runs import user_thread_id
     from tests.stores import save_chat_threads
 
     url = f"sqlite:///{tmp_path / 'memory.db'}"

@@ -640,7 +640,7 @@ def test_cli_forget_finds_chat_threads_however_the_postgres_url_is_spelled(
 ) -> None:
     from langchain_agentmem.chat_threads import chat_checkpoints
     from langchain_agentmem.cli import main
-    from langchain_agentmem.integrations.graph import user_thread_id
+    from langchain_agentmem.integrations.runs import user_thread_id
 
     user = "spelled"
     chatted = pg_url.replace("postgres@", "postgres:hunter2@", 1).replace(
@@ -676,7 +676,7 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
 
     from langchain_agentmem.backends.url import agentmem_home
     from langchain_agentmem.cli import main
-    from langchain_agentmem.integrations.graph import user_thread_id
+    from langchain_agentmem.integrations.runs import user_thread_id
 
     url = f"sqlite:///{tmp_path / 'm.db'}"
     with AgentMemory(url, embeddings=hash_embeddings) as mem:

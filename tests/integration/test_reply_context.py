@@ -20,7 +20,7 @@ from langchain_agentmem import (
     SentenceTransformerEmbeddings,
     format_memories,
 )
-from langchain_agentmem.integrations.graph import turn_items
+from langchain_agentmem.integrations.turns import turn_items
 
 NS = "alice"
 ANSWER = "A sunrise over the lake!"

@@ -1,0 +1,233 @@
+"""The memories a recall node found, read back by id for a prompt.
+
+:func:`~langchain_agentmem.integrations.graph.recall_node` keeps only record ids and scores
+in the graph state (a checkpoint must not keep a copy of a memory that is later forgotten);
+these read the texts from the memory, for the user of the run, as it holds them now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
+
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.integrations.prompt import (
+    DEFAULT_HEADER,
+    MemoryFormatter,
+    MemoryItem,
+    as_records,
+    check_formatter,
+    check_memory_items,
+    item_id,
+    render,
+    resolve_items,
+)
+from langchain_agentmem.integrations.runs import check_memory, run_context, user_namespace
+from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.types import MemoryRecord
+from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS, check_name, check_namespace
+
+
+def _run_namespace(
+    config: Mapping[str, Any] | None,
+    context: object,
+    namespace: str | None,
+    user_key: str,
+    what: str,
+) -> str:
+    """The namespace the memories are read from: ``namespace``, else the run's user (from
+    its config or context, as the nodes read it)."""
+    if namespace is not None:
+        if config is not None or context is not None:
+            given = "config=" if config is not None else "context="
+            raise InvalidInputError(
+                f"{what} got both {given} and namespace={namespace!r}; pass one (the run's "
+                "config or context names the user)"
+            )
+        return check_namespace(namespace)
+    if context is None:
+        context = run_context()
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:  # called outside a graph run
+            if context is None:
+                raise InvalidInputError(
+                    f"{what} reads the memories from the memory and needs to know whose they "
+                    "are: call it inside a graph node, or pass config= (the run's config), "
+                    "context= (the run's context) or namespace="
+                ) from None
+            config = {}
+    return user_namespace(config, check_name(user_key, what="user_key"), context=context)
+
+
+def _plan(
+    memories: object,
+    memory: AgentMemory | None,
+    config: Mapping[str, Any] | None,
+    context: object,
+    namespace: str | None,
+    user_key: str,
+    what: str,
+) -> tuple[list[MemoryItem], str | None, list[str]]:
+    """The items, the namespace to read them from, and the ids to read (checked)."""
+    items = check_memory_items(memories)
+    if memory is None:
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and not isinstance(item.get("text"), str):
+                raise InvalidInputError(
+                    f"memories[{i}] is a reference without text (recall_node keeps only "
+                    "record ids in the graph state, never the text); pass the memory to "
+                    f"read it from: {what}(state['memories'], memory)"
+                )
+        return items, None, []
+    check_memory(memory)
+    ids = list(dict.fromkeys(rid for rid in map(item_id, items) if rid is not None))
+    if not ids:
+        return items, None, []
+    return items, _run_namespace(config, context, namespace, user_key, what), ids
+
+
+def recalled_memories(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory,
+    *,
+    config: Mapping[str, Any] | None = None,
+    context: object = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+) -> list[MemoryRecord]:
+    """The records ``state["memories"]`` refers to, as the memory holds them now.
+
+    :func:`recall_node` keeps only record ids and scores in the graph state (state is
+    checkpointed, and a checkpoint must not keep a copy of a memory that is later
+    forgotten); this reads the texts by id, in the recalled order, with their scores. A
+    record deleted since it was recalled is left out. Dicts without an ``id`` that
+    carry a ``text`` are taken as they are.
+
+    Args:
+        memories: ``state["memories"]`` as filled by :func:`recall_node` (references,
+            records, or dicts with ``text``).
+        memory: The store the recall node searched.
+        config: The run's config; default: the config of the graph run this is called in.
+        context: The run's context (``runtime.context``); default: the context of the
+            graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config or context.
+        user_key: The ``configurable`` (or context) key that names the user (as given to
+            :func:`recall_node`).
+
+    Raises:
+        InvalidTypeError: ``memories`` is not a list of references or records, or
+            ``memory`` is not an ``AgentMemory``.
+        InvalidInputError: the user cannot be told (outside a graph run without
+            ``config``, ``context`` or ``namespace``; no user id in the config or context,
+            or two that disagree).
+    """
+    what = "recalled_memories"
+    items, ns, ids = _plan(
+        memories, check_memory(memory), config, context, namespace, user_key, what
+    )
+    found = memory.get_many(ids, namespace=ns) if ns is not None else []
+    return resolve_items(items, found)
+
+
+async def arecalled_memories(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory,
+    *,
+    config: Mapping[str, Any] | None = None,
+    context: object = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+) -> list[MemoryRecord]:
+    """Async :func:`recalled_memories`."""
+    what = "arecalled_memories"
+    items, ns, ids = _plan(
+        memories, check_memory(memory), config, context, namespace, user_key, what
+    )
+    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
+    return resolve_items(items, found)
+
+
+def _message(
+    records: Sequence[MemoryRecord],
+    formatter: MemoryFormatter | None,
+    header: str | None,
+    memory: AgentMemory | None,
+) -> SystemMessage | None:
+    limit = DEFAULT_MAX_RECALL_CHARS if memory is None else memory.limits.max_recall_chars
+    text = render(records, formatter, header=header, max_chars=limit) if records else ""
+    return SystemMessage(content=text) if text else None
+
+
+def memories_message(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    context: object = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+    header: str | None = DEFAULT_HEADER,
+    formatter: MemoryFormatter | None = None,
+) -> SystemMessage | None:
+    """A system message holding the recalled memories, fenced, or ``None`` when none.
+
+    In a graph node, ``memories_message(state["memories"], memory)``: the state holds
+    only record ids (see :func:`recall_node`), so the texts are read from ``memory`` now,
+    for the user of the run (its config or context); a memory deleted since it was
+    recalled is not told. Without ``memory``, only records or dicts that carry their
+    ``text`` can be told.
+
+    Args:
+        memories: ``state["memories"]`` as filled by :func:`recall_node` (or records).
+        memory: The store the recall node searched.
+        config: The run's config; default: the config of the graph run this is called in.
+        context: The run's context (``runtime.context``); default: the context of the
+            graph run this is called in.
+        namespace: The user's namespace, instead of reading it from the config or context.
+        user_key: The ``configurable`` (or context) key that names the user (as given to
+            :func:`recall_node`).
+        header: The line written inside the block before the memories.
+        formatter: Replaces :func:`format_memories` (a function of a list of
+            ``MemoryRecord`` returning a str).
+
+    Raises:
+        InvalidInputError: references without ``memory``; or the user cannot be told
+            (outside a graph run without ``config``, ``context`` or ``namespace``, no user
+            id in the config or context, or two that disagree).
+        InvalidTypeError: ``memories`` is not a list of references or records.
+    """
+    formatter = check_formatter(formatter)
+    items, ns, ids = _plan(
+        memories, memory, config, context, namespace, user_key, "memories_message"
+    )
+    if memory is None:
+        return _message(as_records(items), formatter, header, None)
+    found = memory.get_many(ids, namespace=ns) if ns is not None else []
+    return _message(resolve_items(items, found), formatter, header, memory)
+
+
+async def amemories_message(
+    memories: Sequence[Mapping[str, Any] | MemoryRecord] | None,
+    memory: AgentMemory | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    context: object = None,
+    namespace: str | None = None,
+    user_key: str = "user_id",
+    header: str | None = DEFAULT_HEADER,
+    formatter: MemoryFormatter | None = None,
+) -> SystemMessage | None:
+    """Async :func:`memories_message` (reads the texts without blocking the event loop)."""
+    formatter = check_formatter(formatter)
+    items, ns, ids = _plan(
+        memories, memory, config, context, namespace, user_key, "amemories_message"
+    )
+    if memory is None:
+        return _message(as_records(items), formatter, header, None)
+    found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
+    return _message(resolve_items(items, found), formatter, header, memory)
