@@ -10,10 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 
-class ModelError(Exception):
-    """A model call failed; the message says what to do."""
-
-
 class ModelCallFailed(Exception):
     """Raised in place of any error of a model call (:func:`model_calls`), so the chat
     tells a failed model call from its own faults."""
