@@ -45,7 +45,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import messages_from_dict
 
 from langchain_agentmem.backends.base import Backend
-from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.embeddings import embed_records, embedding_model_name, normalize
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.ops import apply_batch_in
