@@ -76,18 +76,16 @@ from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
     MemoryItem,
-    arecall,
     as_records,
     check_formatter,
     check_memory_items,
     format_memories,
     item_id,
     memory_ref,
-    recall,
     render,
     resolve_items,
-    shown_texts,
 )
+from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.messages import plain_messages
 from langchain_agentmem.types import MemoryRecord

@@ -61,12 +61,10 @@ from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
-    arecall,
     check_formatter,
-    recall,
     render,
-    shown_texts,
 )
+from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
