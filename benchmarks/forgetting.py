@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.backends.sql import SQLTransaction
+from langchain_agentmem.backends.sql_transaction import SQLTransaction
 from tests.stores import HashEmbeddings, create_pg_schema_url, drop_pg_schema
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 from langchain_agentmem import AgentMemory, HybridConfig
 from langchain_agentmem.embeddings import resolve_embeddings
-from langchain_agentmem.integrations.prompt import recall, shown_texts
+from langchain_agentmem.integrations.recall import recall, shown_texts
 from langchain_agentmem.replies import only_asks
 
 DATA = Path(__file__).parent / "data" / "repeated_questions.json"

@@ -14,7 +14,8 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_agentmem.backends.url import agentmem_home, redact_url, sqlite_file
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
-from langchain_agentmem.integrations.prompt import recall, render, shown_texts
+from langchain_agentmem.integrations.prompt import render
+from langchain_agentmem.integrations.recall import recall, shown_texts
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import chat_model_from_env, load_env
 from langchain_agentmem.types import MemoryRecord

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.backends.sql import epoch_to_datetime
+from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.types import NEVER, Candidate, MemoryOp, MemoryRecord, OpKind, Vector

@@ -15,7 +15,7 @@ from langchain_core.messages import (
 )
 
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.backends.sql import dump_json
+from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.validation import check_k, check_name
 

@@ -9,8 +9,8 @@ from typing import IO
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.errors import StoreError
+from langchain_agentmem.export_format import Export
 from langchain_agentmem.transfer import (
-    Export,
     ExportSummary,
     ImportSummary,
     export_namespace,
@@ -112,7 +112,7 @@ class MemoryUserData(MemoryCore):
 
         Args:
             source: A file path, an open text file, or what
-                :func:`~langchain_agentmem.transfer.read_export` read from one.
+                :func:`~langchain_agentmem.export_format.read_export` read from one.
             namespace: The user to import into (default: the one in the file).
             progress: Show progress bars on stderr.
         """

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.backends.sql import dump_json, epoch_to_datetime
+from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import (
     DenseIndex,

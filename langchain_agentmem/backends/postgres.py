@@ -17,7 +17,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
+from langchain_agentmem.backends.sql import Cursor, SQLBackend
+from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.backends.url import hide_secrets, redact_url
 from langchain_agentmem.errors import InvalidInputError, StoreError, UnknownStoreError
 

@@ -1,45 +1,39 @@
-"""SQL shared by the SQLite and PostgreSQL backends (queries written with ``?`` markers)."""
+"""The SQL backends' shared queries: :class:`SQLBackend`, under SQLite and PostgreSQL.
+
+Queries are written with ``?`` markers. The tables' layout is
+:mod:`~langchain_agentmem.backends.sql_schema`; writes inside a transaction are
+:mod:`~langchain_agentmem.backends.sql_transaction`.
+"""
 
 from __future__ import annotations
 
 import abc
-import hashlib
 import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime, timezone
 from typing import Any, Protocol
 
-import numpy as np
-
-from langchain_agentmem.backends.base import (
-    KEEP,
-    Backend,
-    Change,
-    Erased,
-    Expiry,
-    RecordRow,
-    Transaction,
+from langchain_agentmem.backends.base import Backend, Change, Erased, RecordRow, Transaction
+from langchain_agentmem.backends.encoding import epoch_to_datetime, to_blob
+from langchain_agentmem.backends.sql_schema import (
+    ERASE_KIND,
+    LIVE,
+    RECORD_COLUMNS,
+    erase_marker,
+    legacy_erase_marker,
+    row_to_record,
 )
-from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.backends.sql_transaction import SQLTransaction
 from langchain_agentmem.types import Decision, OpKind, Vector
-from langchain_agentmem.validation import STORE_MARK
 
-SCHEMA_VERSION = 2
-"""1: ids unique across the store. 2: ids unique per namespace; records may expire."""
-
-RECORD_COLUMNS = (
-    "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "
-    "last_accessed_at, access_count, expires_at"
-)
-LIVE = "(expires_at IS NULL OR expires_at > ?)"
-"""The condition every read puts on records: expired ones are invisible at once."""
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
-ERASE_KIND = "ERASE"
-"""Kind of the change-log entry that marks a namespace as erased (see :func:`erase_marker`)."""
 MAX_LIMIT = 2**62
 """Larger ``LIMIT`` values mean "all"; the drivers cannot bind them as 64-bit integers."""
+
+VERSION_MARGIN = 5e-6
+"""How far (seconds) an ``updated_at`` read back through a datetime may be from the stored
+one and still name the same version."""
 
 
 class Cursor(Protocol):
@@ -53,268 +47,6 @@ class Cursor(Protocol):
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
-
-
-def to_blob(vector: Vector) -> bytes:
-    """Serialise an embedding (float32, little-endian)."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_blob(blob: bytes | memoryview) -> Vector:
-    """Deserialise an embedding written by :func:`to_blob`."""
-    return np.frombuffer(bytes(blob), dtype="<f4").astype(np.float32)
-
-
-def dump_json(value: Any) -> str:
-    """JSON for storage, ASCII-escaped so lone surrogates round-trip (a high and a low
-    surrogate held as two code points come back as one character; metadata refuses them)."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
-
-
-def erase_marker(namespace: str) -> str:
-    """The namespace column of a namespace's erasure markers: a digest, not the name.
-
-    It starts with two :data:`~langchain_agentmem.validation.STORE_MARK` characters: no
-    caller's namespace may start with one, and a store's start with one and then its prefix,
-    which never holds the mark, so no namespace anyone can write to shares it.
-    """
-    return 2 * STORE_MARK + "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
-
-
-def legacy_erase_marker(namespace: str) -> str:
-    """The marker namespace of earlier releases, which a user could spell: only its ERASE
-    entries are read (and never deleted by another namespace's erasure)."""
-    return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
-
-
-VERSION_MARGIN = 5e-6
-"""How far (seconds) an ``updated_at`` read back through a datetime may be from the stored
-one and still name the same version."""
-
-
-def epoch_to_datetime(value: float) -> datetime:
-    """UTC epoch seconds to an aware datetime."""
-    return datetime.fromtimestamp(value, tz=timezone.utc)
-
-
-def row_to_record(row: Sequence[Any]) -> RecordRow:
-    """Build a :class:`RecordRow` from a row selected with ``RECORD_COLUMNS``."""
-    return RecordRow(
-        rid=int(row[0]),
-        id=row[1],
-        namespace=row[2],
-        thread=row[3],
-        text=row[4],
-        metadata=json.loads(row[5]),
-        embedding=from_blob(row[6]),
-        created_at=float(row[7]),
-        updated_at=float(row[8]),
-        last_accessed_at=None if row[9] is None else float(row[9]),
-        access_count=int(row[10]),
-        expires_at=None if row[11] is None else float(row[11]),
-    )
-
-
-class SQLTransaction(Transaction):
-    """Writes through one cursor inside an open transaction."""
-
-    def __init__(self, backend: SQLBackend, cur: Cursor) -> None:
-        self._b = backend
-        self._cur = cur
-        self._serialised: set[str] = set()
-
-    def _serialise(self, namespace: str) -> None:
-        """Take the namespace's writer lock once per transaction, before its first write."""
-        if namespace not in self._serialised:
-            self._b.serialise_writers(self._cur, "records:" + namespace)
-            self._serialised.add(namespace)
-
-    def lock_namespace(self, namespace: str) -> None:
-        self._serialise(namespace)
-
-    def _exec(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        self._cur.execute(self._b.q(sql), tuple(params))
-        return self._cur
-
-    def insert_record(
-        self,
-        *,
-        record_id: str,
-        namespace: str,
-        thread: str | None,
-        text: str,
-        metadata: dict[str, Any],
-        embedding: Vector,
-        created_at: float,
-        updated_at: float | None = None,
-        expires_at: float | None = None,
-    ) -> int:
-        self._serialise(namespace)
-        cur = self._exec(
-            "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
-            "created_at, updated_at, access_count, expires_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING rid",
-            (
-                record_id,
-                namespace,
-                thread,
-                text,
-                dump_json(metadata),
-                self._b.blob(embedding),
-                created_at,
-                created_at if updated_at is None else updated_at,
-                expires_at,
-            ),
-        )
-        return int(cur.fetchone()[0])
-
-    def update_record(
-        self,
-        *,
-        record_id: str,
-        namespace: str,
-        text: str,
-        metadata: dict[str, Any] | None,
-        embedding: Vector,
-        updated_at: float,
-        expires_at: Expiry = KEEP,
-    ) -> bool:
-        self._serialise(namespace)
-        sets = ["text = ?", "embedding = ?", "updated_at = ?"]
-        params: list[Any] = [text, self._b.blob(embedding), updated_at]
-        if metadata is not None:
-            sets.append("metadata = ?")
-            params.append(dump_json(metadata))
-        if expires_at is not KEEP:
-            sets.append("expires_at = ?")
-            params.append(expires_at)
-        cur = self._exec(
-            f"UPDATE agentmem_records SET {', '.join(sets)} "
-            f"WHERE namespace = ? AND id = ? AND {LIVE}",
-            (*params, namespace, record_id, updated_at),
-        )
-        return cur.rowcount > 0
-
-    def delete_record(self, *, record_id: str, namespace: str) -> bool:
-        self._serialise(namespace)
-        cur = self._exec(
-            "DELETE FROM agentmem_records WHERE namespace = ? AND id = ?", (namespace, record_id)
-        )
-        return cur.rowcount > 0
-
-    def log_decision(
-        self,
-        *,
-        namespace: str,
-        kind: OpKind,
-        record_ids: Sequence[str],
-        reason: str,
-        policy: str,
-        text: str | None,
-        at: float,
-    ) -> int:
-        self._serialise(namespace)
-        cur = self._exec(
-            "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-            (namespace, kind.value, dump_json(list(record_ids)), reason, policy, text, at),
-        )
-        return int(cur.fetchone()[0])
-
-    def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
-        self._serialise(namespace)
-        redacted = 0
-        for record_id in dict.fromkeys(record_ids):
-            # The id as it appears inside the JSON list of record_ids, quotes included.
-            needle = json.dumps(record_id, ensure_ascii=True)
-            cur = self._exec(
-                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
-                f"AND text IS NOT NULL AND {self._b.contains('record_ids')}",
-                (namespace, self._b.contains_param(needle)),
-            )
-            redacted += max(cur.rowcount, 0)
-        return redacted
-
-    def replying_copies(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
-        sources = [
-            self._exec(
-                "SELECT thread, text, created_at FROM agentmem_records "
-                "WHERE namespace = ? AND id = ?",
-                (namespace, record_id),
-            ).fetchone()
-            for record_id in record_ids
-        ]
-        sources = [s for s in sources if s is not None]
-        if not sources:
-            return []
-        since = min(float(s[2]) for s in sources)
-        rows = self._exec(
-            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
-            "AND created_at >= ? AND metadata LIKE ?",
-            (namespace, since, '%"' + REPLY_TO + '"%'),
-        ).fetchall()
-        gone = set(record_ids)
-        out = []
-        for row in rows:
-            record = row_to_record(row)
-            copied = record.metadata.get(REPLY_TO)
-            if record.id in gone or not isinstance(copied, str) or not copied.strip():
-                continue
-            if any(
-                s[0] == record.thread and record.created_at >= float(s[2]) and copied in s[1]
-                for s in sources
-            ):
-                out.append(record)
-        return out
-
-    def _serialise_thread(self, namespace: str, thread: str) -> None:
-        key = self._b.thread_key(namespace, thread)
-        if key not in self._serialised:
-            self._b.serialise_writers(self._cur, key)
-            self._serialised.add(key)
-
-    def thread_messages(self, *, namespace: str, thread: str) -> list[str]:
-        self._serialise_thread(namespace, thread)
-        rows = self._exec(
-            "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? ORDER BY seq",
-            (namespace, thread),
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def insert_messages(
-        self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
-    ) -> None:
-        self._serialise_thread(namespace, thread)
-        for payload, at in zip(payloads, created_at, strict=True):
-            self._exec(
-                "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (namespace, thread, payload, at),
-            )
-
-    def embedding_dimensions(self, namespace: str) -> int | None:
-        self._serialise(namespace)
-        row = self._exec(
-            "SELECT LENGTH(embedding) FROM agentmem_records WHERE namespace = ? LIMIT 1",
-            (namespace,),
-        ).fetchone()
-        return None if row is None else int(row[0]) // 4
-
-    def record_exists(self, namespace: str, record_id: str, now: float) -> bool:
-        self._serialise(namespace)
-        row = self._exec(
-            f"SELECT 1 FROM agentmem_records WHERE namespace = ? AND id = ? AND {LIVE}",
-            (namespace, record_id, now),
-        ).fetchone()
-        return row is not None
-
-    def expired_ids(self, namespace: str, now: float) -> list[str]:
-        self._serialise(namespace)
-        rows = self._exec(
-            "SELECT id FROM agentmem_records WHERE namespace = ? AND expires_at <= ? ORDER BY rid",
-            (namespace, now),
-        ).fetchall()
-        return [str(r[0]) for r in rows]
 
 
 class SQLBackend(Backend):

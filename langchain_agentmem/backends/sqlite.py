@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from langchain_agentmem.backends.sql import SCHEMA_VERSION, Cursor, SQLBackend
+from langchain_agentmem.backends.sql import Cursor, SQLBackend
+from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.errors import StoreError
 
 _V1 = """

@@ -21,12 +21,10 @@ from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
-    arecall,
     check_formatter,
-    recall,
     render,
-    shown_texts,
 )
+from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
 from langchain_agentmem.integrations.turns import (
     DEFAULT_REMEMBER_ROLES,
     check_roles,

@@ -58,12 +58,10 @@ from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
-    arecall,
     format_memories,
     memory_ref,
-    recall,
-    shown_texts,
 )
+from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
 from langchain_agentmem.integrations.runs import (
     check_memory,
     run_context,

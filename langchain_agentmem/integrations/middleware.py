@@ -45,12 +45,10 @@ from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
-    arecall,
     check_formatter,
-    recall,
     render,
-    shown_texts,
 )
+from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
 from langchain_agentmem.integrations.runs import check_memory, run_thread, user_namespace
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.integrations.turns import (

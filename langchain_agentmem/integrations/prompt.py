@@ -20,7 +20,8 @@ the text back exactly. A formatter is any function from a list of
 ``formatter=`` to any surface.
 
 What the conversation in front of the model already holds is not recalled again
-(:func:`recall` drops records whose text is one of the shown messages).
+(:func:`~langchain_agentmem.integrations.recall.recall` drops records whose text is one of
+the shown messages).
 """
 
 from __future__ import annotations
@@ -33,11 +34,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.offers import recall_query
-from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS
@@ -433,85 +430,6 @@ def as_records(memories: Iterable[MemoryRecord | Mapping[str, Any]]) -> list[Mem
     return out
 
 
-# -- recall without repeats --------------------------------------------------------------------
-def normal(text: str) -> str:
-    """``text`` compared case- and whitespace-blind, to tell whether it is already shown."""
-    return " ".join(text.split()).casefold()
-
-
-def shown_texts(messages: Iterable[BaseMessage | str]) -> set[str]:
-    """The (normalised) texts of the messages a model is shown."""
-    out = set()
-    for m in messages:
-        text = m if isinstance(m, str) else str(m.text)
-        if text.strip():
-            out.add(normal(text))
-    return out
-
-
-def pick(
-    found: Sequence[MemoryRecord], k: int, min_score: float | None, shown: set[str]
-) -> list[MemoryRecord]:
-    """The best ``k`` of ``found`` that score at least ``min_score`` and are not shown."""
-    out = []
-    for r in found:
-        if min_score is not None and (r.score is None or r.score < min_score):
-            continue
-        if normal(r.text) in shown:
-            continue
-        out.append(r)
-        if len(out) == k:
-            break
-    return out
-
-
-def _wider(k: int, shown: set[str]) -> int:
-    # Each shown text can hide at most one distinct hit, usually none: ask for a few more.
-    return k + min(len(shown), 4 * k)
-
-
-def recall(
-    memory: AgentMemory,
-    query: str,
-    *,
-    namespace: str,
-    k: int,
-    mode: str = "hybrid",
-    min_score: float | None = None,
-    shown: set[str] | None = None,
-) -> list[MemoryRecord]:
-    """Search ``namespace`` and keep the best ``k`` hits the prompt does not already show.
-
-    ``query`` is a conversation's message, searched as :func:`recall_query` cleans it (a
-    message search would refuse recalls by its other words; one with none recalls nothing).
-    """
-    shown = shown or set()
-    searched = recall_query(query)
-    if searched is None:
-        return []
-    found = memory.search(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
-    return pick(found, k, min_score, shown)
-
-
-async def arecall(
-    memory: AgentMemory,
-    query: str,
-    *,
-    namespace: str,
-    k: int,
-    mode: str = "hybrid",
-    min_score: float | None = None,
-    shown: set[str] | None = None,
-) -> list[MemoryRecord]:
-    """Async :func:`recall`."""
-    shown = shown or set()
-    searched = recall_query(query)
-    if searched is None:
-        return []
-    found = await memory.asearch(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
-    return pick(found, k, min_score, shown)
-
-
 __all__ = [
     "DEFAULT_HEADER",
     "MemoryFormatter",
@@ -519,7 +437,6 @@ __all__ = [
     "cap_recalled",
     "format_memories",
     "memory_ref",
-    "recall",
     "render",
     "resolve_items",
     "speaker",

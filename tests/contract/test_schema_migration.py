@@ -21,7 +21,8 @@ from langchain_agentmem import AgentMemory, InvalidInputError, OpKind
 from langchain_agentmem.backends import open_backend
 from langchain_agentmem.backends import postgres as pg_module
 from langchain_agentmem.backends import sqlite as sqlite_module
-from langchain_agentmem.backends.sql import SCHEMA_VERSION, to_blob
+from langchain_agentmem.backends.encoding import to_blob
+from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from tests.stores import PG_URL, HashEmbeddings, create_pg_schema_url, drop_pg_schema
 
 EMB = HashEmbeddings()

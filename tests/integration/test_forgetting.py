@@ -22,7 +22,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, OpKind
-from langchain_agentmem.backends.sql import SQLTransaction
+from langchain_agentmem.backends.sql_transaction import SQLTransaction
 from langchain_agentmem.index import dense as dense_module
 from langchain_agentmem.index import persist
 from langchain_agentmem.policies.features import TEXTS
@@ -360,7 +360,7 @@ def test_no_namespace_can_take_or_drop_another_ones_erasure_marker(
 ) -> None:
     import hashlib
 
-    from langchain_agentmem.backends.sql import erase_marker
+    from langchain_agentmem.backends.sql_schema import erase_marker
     from langchain_agentmem.errors import InvalidInputError
 
     with (

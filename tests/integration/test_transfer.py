@@ -16,9 +16,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, InvalidInputError, OpKind, SentenceTransformerEmbeddings
-from langchain_agentmem.backends.sql import epoch_to_datetime
+from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.cli import main
-from langchain_agentmem.transfer import FORMAT_VERSION
+from langchain_agentmem.export_format import FORMAT_VERSION
 from tests.stores import HashEmbeddings
 
 FACTS = [

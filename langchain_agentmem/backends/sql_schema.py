@@ -1,0 +1,62 @@
+"""The SQL backends' shared table layout: schema version, record columns, erasure markers.
+
+``RECORD_COLUMNS`` and :func:`row_to_record` read a record row back; ``LIVE`` hides expired
+records. The tables themselves (DDL and migrations) are each backend's, in its dialect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_agentmem.backends.base import RecordRow
+from langchain_agentmem.backends.encoding import from_blob
+from langchain_agentmem.validation import STORE_MARK
+
+SCHEMA_VERSION = 2
+"""1: ids unique across the store. 2: ids unique per namespace; records may expire."""
+
+RECORD_COLUMNS = (
+    "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "
+    "last_accessed_at, access_count, expires_at"
+)
+LIVE = "(expires_at IS NULL OR expires_at > ?)"
+"""The condition every read puts on records: expired ones are invisible at once."""
+ERASE_KIND = "ERASE"
+"""Kind of the change-log entry that marks a namespace as erased (see :func:`erase_marker`)."""
+
+
+def erase_marker(namespace: str) -> str:
+    """The namespace column of a namespace's erasure markers: a digest, not the name.
+
+    It starts with two :data:`~langchain_agentmem.validation.STORE_MARK` characters: no
+    caller's namespace may start with one, and a store's start with one and then its prefix,
+    which never holds the mark, so no namespace anyone can write to shares it.
+    """
+    return 2 * STORE_MARK + "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
+
+
+def legacy_erase_marker(namespace: str) -> str:
+    """The marker namespace of earlier releases, which a user could spell: only its ERASE
+    entries are read (and never deleted by another namespace's erasure)."""
+    return "erased:" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()
+
+
+def row_to_record(row: Sequence[Any]) -> RecordRow:
+    """Build a :class:`RecordRow` from a row selected with ``RECORD_COLUMNS``."""
+    return RecordRow(
+        rid=int(row[0]),
+        id=row[1],
+        namespace=row[2],
+        thread=row[3],
+        text=row[4],
+        metadata=json.loads(row[5]),
+        embedding=from_blob(row[6]),
+        created_at=float(row[7]),
+        updated_at=float(row[8]),
+        last_accessed_at=None if row[9] is None else float(row[9]),
+        access_count=int(row[10]),
+        expires_at=None if row[11] is None else float(row[11]),
+    )

@@ -1,0 +1,219 @@
+"""The SQL backends' :class:`~langchain_agentmem.backends.base.Transaction`: writes through
+one cursor inside an open transaction (queries written with ``?`` markers)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_agentmem.backends.base import KEEP, Expiry, RecordRow, Transaction
+from langchain_agentmem.backends.encoding import dump_json
+from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
+from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.types import OpKind, Vector
+
+if TYPE_CHECKING:
+    from langchain_agentmem.backends.sql import Cursor, SQLBackend
+
+
+class SQLTransaction(Transaction):
+    """Writes through one cursor inside an open transaction."""
+
+    def __init__(self, backend: SQLBackend, cur: Cursor) -> None:
+        self._b = backend
+        self._cur = cur
+        self._serialised: set[str] = set()
+
+    def _serialise(self, namespace: str) -> None:
+        """Take the namespace's writer lock once per transaction, before its first write."""
+        if namespace not in self._serialised:
+            self._b.serialise_writers(self._cur, "records:" + namespace)
+            self._serialised.add(namespace)
+
+    def lock_namespace(self, namespace: str) -> None:
+        self._serialise(namespace)
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        self._cur.execute(self._b.q(sql), tuple(params))
+        return self._cur
+
+    def insert_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        thread: str | None,
+        text: str,
+        metadata: dict[str, Any],
+        embedding: Vector,
+        created_at: float,
+        updated_at: float | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        self._serialise(namespace)
+        cur = self._exec(
+            "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
+            "created_at, updated_at, access_count, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING rid",
+            (
+                record_id,
+                namespace,
+                thread,
+                text,
+                dump_json(metadata),
+                self._b.blob(embedding),
+                created_at,
+                created_at if updated_at is None else updated_at,
+                expires_at,
+            ),
+        )
+        return int(cur.fetchone()[0])
+
+    def update_record(
+        self,
+        *,
+        record_id: str,
+        namespace: str,
+        text: str,
+        metadata: dict[str, Any] | None,
+        embedding: Vector,
+        updated_at: float,
+        expires_at: Expiry = KEEP,
+    ) -> bool:
+        self._serialise(namespace)
+        sets = ["text = ?", "embedding = ?", "updated_at = ?"]
+        params: list[Any] = [text, self._b.blob(embedding), updated_at]
+        if metadata is not None:
+            sets.append("metadata = ?")
+            params.append(dump_json(metadata))
+        if expires_at is not KEEP:
+            sets.append("expires_at = ?")
+            params.append(expires_at)
+        cur = self._exec(
+            f"UPDATE agentmem_records SET {', '.join(sets)} "
+            f"WHERE namespace = ? AND id = ? AND {LIVE}",
+            (*params, namespace, record_id, updated_at),
+        )
+        return cur.rowcount > 0
+
+    def delete_record(self, *, record_id: str, namespace: str) -> bool:
+        self._serialise(namespace)
+        cur = self._exec(
+            "DELETE FROM agentmem_records WHERE namespace = ? AND id = ?", (namespace, record_id)
+        )
+        return cur.rowcount > 0
+
+    def log_decision(
+        self,
+        *,
+        namespace: str,
+        kind: OpKind,
+        record_ids: Sequence[str],
+        reason: str,
+        policy: str,
+        text: str | None,
+        at: float,
+    ) -> int:
+        self._serialise(namespace)
+        cur = self._exec(
+            "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (namespace, kind.value, dump_json(list(record_ids)), reason, policy, text, at),
+        )
+        return int(cur.fetchone()[0])
+
+    def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
+        self._serialise(namespace)
+        redacted = 0
+        for record_id in dict.fromkeys(record_ids):
+            # The id as it appears inside the JSON list of record_ids, quotes included.
+            needle = json.dumps(record_id, ensure_ascii=True)
+            cur = self._exec(
+                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
+                f"AND text IS NOT NULL AND {self._b.contains('record_ids')}",
+                (namespace, self._b.contains_param(needle)),
+            )
+            redacted += max(cur.rowcount, 0)
+        return redacted
+
+    def replying_copies(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        sources = [
+            self._exec(
+                "SELECT thread, text, created_at FROM agentmem_records "
+                "WHERE namespace = ? AND id = ?",
+                (namespace, record_id),
+            ).fetchone()
+            for record_id in record_ids
+        ]
+        sources = [s for s in sources if s is not None]
+        if not sources:
+            return []
+        since = min(float(s[2]) for s in sources)
+        rows = self._exec(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
+            "AND created_at >= ? AND metadata LIKE ?",
+            (namespace, since, '%"' + REPLY_TO + '"%'),
+        ).fetchall()
+        gone = set(record_ids)
+        out = []
+        for row in rows:
+            record = row_to_record(row)
+            copied = record.metadata.get(REPLY_TO)
+            if record.id in gone or not isinstance(copied, str) or not copied.strip():
+                continue
+            if any(
+                s[0] == record.thread and record.created_at >= float(s[2]) and copied in s[1]
+                for s in sources
+            ):
+                out.append(record)
+        return out
+
+    def _serialise_thread(self, namespace: str, thread: str) -> None:
+        key = self._b.thread_key(namespace, thread)
+        if key not in self._serialised:
+            self._b.serialise_writers(self._cur, key)
+            self._serialised.add(key)
+
+    def thread_messages(self, *, namespace: str, thread: str) -> list[str]:
+        self._serialise_thread(namespace, thread)
+        rows = self._exec(
+            "SELECT message FROM agentmem_messages WHERE namespace = ? AND thread = ? ORDER BY seq",
+            (namespace, thread),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def insert_messages(
+        self, *, namespace: str, thread: str, payloads: Sequence[str], created_at: Sequence[float]
+    ) -> None:
+        self._serialise_thread(namespace, thread)
+        for payload, at in zip(payloads, created_at, strict=True):
+            self._exec(
+                "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (namespace, thread, payload, at),
+            )
+
+    def embedding_dimensions(self, namespace: str) -> int | None:
+        self._serialise(namespace)
+        row = self._exec(
+            "SELECT LENGTH(embedding) FROM agentmem_records WHERE namespace = ? LIMIT 1",
+            (namespace,),
+        ).fetchone()
+        return None if row is None else int(row[0]) // 4
+
+    def record_exists(self, namespace: str, record_id: str, now: float) -> bool:
+        self._serialise(namespace)
+        row = self._exec(
+            f"SELECT 1 FROM agentmem_records WHERE namespace = ? AND id = ? AND {LIVE}",
+            (namespace, record_id, now),
+        ).fetchone()
+        return row is not None
+
+    def expired_ids(self, namespace: str, now: float) -> list[str]:
+        self._serialise(namespace)
+        rows = self._exec(
+            "SELECT id FROM agentmem_records WHERE namespace = ? AND expires_at <= ? ORDER BY rid",
+            (namespace, now),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
