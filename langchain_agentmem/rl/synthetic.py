@@ -938,10 +938,9 @@ def measure_fact_change(
         current one, or is found while the current one is not), ``before_recall@{k}`` and
         op counts from the audit log.
     """
-    from langchain_agentmem.bench.locomo import load_locomo
-    from langchain_agentmem.bench.runner import turn_metadata, turn_text
     from langchain_agentmem.embeddings import resolve_embeddings
     from langchain_agentmem.index.text import reply_texts
+    from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies.learned import LearnedPolicy
     from langchain_agentmem.rl.budget import capacity_for

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from langchain_agentmem.bench.locomo import load_locomo as bench_load
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.locomo import load_locomo as bench_load
 from langchain_agentmem.rl import synthetic
 from langchain_agentmem.rl.data import load_locomo as rl_load
 
