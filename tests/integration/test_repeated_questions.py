@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, HybridConfig, OpKind
+from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, OpKind
 from langchain_agentmem.replies import only_asks
 from tests.fakes import RecordingChatModel
 
