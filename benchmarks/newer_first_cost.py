@@ -34,7 +34,7 @@ from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.newer_first import asks_current_value
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
-from langchain_agentmem.rl.synthetic import SLOT_SETS, generate, write
+from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 
 CONFIGS = (
     ("plain", HybridConfig(newer_first=False)),

@@ -655,15 +655,16 @@ import matplotlib.pyplot as plt
 
 Conversations in the LoCoMo format are read from the file `$AGENTMEM_LOCOMO` names (for
 example `data/locomo10.json` of the LoCoMo repository). When it is unset, the notebook
-writes its own: seeded synthetic conversations from `langchain_agentmem.rl.synthetic`
-(two speakers chatting over dated sessions, stating facts about themselves and changing
-some), so it runs as it is on a fresh clone; it says which data it uses.
+writes its own: seeded synthetic conversations from
+`langchain_agentmem.rl.synthetic_conversations` (two speakers chatting over dated sessions,
+stating facts about themselves and changing some), so it runs as it is on a fresh clone; it
+says which data it uses.
 """
     ),
     code(
         """
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
-from langchain_agentmem.rl.synthetic import generate, write
+from langchain_agentmem.rl.synthetic_conversations import generate, write
 
 if os.environ.get("AGENTMEM_LOCOMO"):
     DATA = Path(os.environ["AGENTMEM_LOCOMO"])
@@ -672,7 +673,7 @@ else:
     DATA = write(WORKDIR / "synthetic.json", generate(4, seed=0))
     print(
         "data: AGENTMEM_LOCOMO is unset, so these are 4 seeded synthetic conversations "
-        "(langchain_agentmem.rl.synthetic); set it to a LoCoMo file for real ones"
+        "(langchain_agentmem.rl.synthetic_conversations); set it to a LoCoMo file for real ones"
     )
 conversations = [c for c in load_locomo(DATA) if c.questions]
 print(

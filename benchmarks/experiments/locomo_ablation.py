@@ -30,9 +30,8 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
-from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, Turn, load_locomo
-from langchain_agentmem.bench.runner import turn_text
 from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.locomo import CATEGORIES, Conversation, Turn, load_locomo, turn_text
 
 Matrix = npt.NDArray[np.float64]
 K = 10

@@ -65,9 +65,8 @@ from benchmarks.experiments.locomo_prf import (
     shipped,
     write,
 )
-from langchain_agentmem.bench.locomo import Conversation, load_locomo
-from langchain_agentmem.bench.runner import turn_text
 from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.locomo import Conversation, load_locomo, turn_text
 
 
 @dataclass

@@ -50,8 +50,8 @@ from benchmarks.experiments.locomo_prf import (
     top_rows,
     write,
 )
-from langchain_agentmem.bench.locomo import Conversation, load_locomo
 from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.locomo import Conversation, load_locomo
 
 ITERATIONS = 20
 TOP_SEEDS = 5

@@ -53,9 +53,8 @@ from benchmarks.experiments.locomo_ablation import (
     neighbours,
     prepare,
 )
-from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, load_locomo
-from langchain_agentmem.bench.runner import turn_text
 from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.locomo import CATEGORIES, Conversation, load_locomo, turn_text
 
 LEX = "dated b=0.3"
 B_SHIPPED = 0.3

@@ -63,7 +63,7 @@ from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.newer_first import PAST_WORDS, is_restatement
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
-from langchain_agentmem.rl.synthetic import SLOT_SETS, generate, write
+from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 
 POOL = 100
 

@@ -1,4 +1,5 @@
-"""Benchmarks of recall: the LoCoMo loader, its measures and the bench runner.
+"""Benchmarks of recall: the LoCoMo loader (from ``langchain_agentmem.locomo``), its measures
+and the bench runner.
 
 The names load on first use (PEP 562): ``agentmem --help`` reads ``bench.cli`` without
 importing the runner (and torch).
@@ -10,7 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_agentmem.bench.locomo import (
+    from langchain_agentmem.bench.metrics import hit_at_k, recall_at_k
+    from langchain_agentmem.bench.runner import MemoryFactory, run_locomo
+    from langchain_agentmem.locomo import (
         CATEGORIES,
         Conversation,
         LoadReport,
@@ -18,9 +21,8 @@ if TYPE_CHECKING:
         Turn,
         load_locomo,
         repair_evidence,
+        turn_text,
     )
-    from langchain_agentmem.bench.metrics import hit_at_k, recall_at_k
-    from langchain_agentmem.bench.runner import MemoryFactory, run_locomo, turn_text
 
 __all__ = [
     "CATEGORIES",
@@ -47,13 +49,12 @@ _WHERE = {
             "Turn",
             "load_locomo",
             "repair_evidence",
+            "turn_text",
         ],
-        "langchain_agentmem.bench.locomo",
+        "langchain_agentmem.locomo",
     ),
     **dict.fromkeys(["hit_at_k", "recall_at_k"], "langchain_agentmem.bench.metrics"),
-    **dict.fromkeys(
-        ["MemoryFactory", "run_locomo", "turn_text"], "langchain_agentmem.bench.runner"
-    ),
+    **dict.fromkeys(["MemoryFactory", "run_locomo"], "langchain_agentmem.bench.runner"),
 }
 
 

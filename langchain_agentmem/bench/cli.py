@@ -71,9 +71,9 @@ def add_bench_parser(subparsers: Any) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run ``bench locomo`` with parsed arguments; print a summary table."""
-    from langchain_agentmem.bench.locomo import load_locomo
     from langchain_agentmem.bench.runner import run_locomo
     from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.locomo import load_locomo
     from langchain_agentmem.memory import AgentMemory
 
     budgets: list[float] = []

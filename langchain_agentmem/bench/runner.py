@@ -12,13 +12,12 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from langchain_agentmem.bench.locomo import CATEGORIES, Conversation, LoadReport, Turn
 from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
 from langchain_agentmem.index.hybrid import SEARCH_MODES
 from langchain_agentmem.index.text import reply_texts
+from langchain_agentmem.locomo import CATEGORIES, Conversation, LoadReport, turn_metadata, turn_text
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.replies import REPLY_TO, asks
 from langchain_agentmem.types import Vector
 
 MemoryFactory = Callable[[], AgentMemory]
@@ -29,23 +28,6 @@ WINDOW = 50
 
 BARE_EMBED_EVERY = 3
 """Measure the bare embedding cost on every n-th turn (it doubles the model's work)."""
-
-
-def turn_text(turn: Turn) -> str:
-    """What one turn is remembered as: ``"speaker: text"`` plus the shared image's caption."""
-    text = f"{turn.speaker}: {turn.text}"
-    if turn.caption:
-        text += f" [shares an image: {turn.caption}]"
-    return text
-
-
-def turn_metadata(turn: Turn, reply_to: str = "") -> dict[str, Any]:
-    """Metadata stored with a turn (the id lets the bench score what comes back) and, when
-    another speaker's turn just before in the session asked something, that question."""
-    meta: dict[str, Any] = {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session}
-    if asks(reply_to):
-        meta[REPLY_TO] = reply_to
-    return meta
 
 
 @dataclass

@@ -19,7 +19,7 @@ from langchain_agentmem.policies.learned import (
     load_policy,
     shipped_policy_dir,
 )
-from langchain_agentmem.rl import synthetic
+from langchain_agentmem.rl import synthetic_conversations
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import recall_scores, replay
@@ -30,7 +30,9 @@ def conversations(
     tmp_path_factory: pytest.TempPathFactory, embeddings: Embeddings
 ) -> list[Conversation]:
     """Four seeded synthetic conversations (150 turns each), embedded with the real model."""
-    path = synthetic.write(tmp_path_factory.mktemp("synthetic") / "s.json", synthetic.generate(4))
+    path = synthetic_conversations.write(
+        tmp_path_factory.mktemp("synthetic") / "s.json", synthetic_conversations.generate(4)
+    )
     return embed_conversations(load_locomo(path), embeddings, cache=False)
 
 

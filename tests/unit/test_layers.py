@@ -46,6 +46,18 @@ def test_policies_import_nothing_from_rl() -> None:
     assert not bad, f"policies reach up into rl/: {sorted(bad)}"
 
 
+def test_rl_imports_nothing_from_bench() -> None:
+    graph = import_graph()
+    bad = {
+        (m, t)
+        for m, ts in graph.items()
+        if _under(m, "langchain_agentmem.rl")
+        for t in ts
+        if _under(t, "langchain_agentmem.bench")
+    }
+    assert not bad, f"rl/ reaches up into bench/: {sorted(bad)}"
+
+
 MEMORY = ("memory", "access", "items", "reads", "writes", "messages", "userdata")
 """``AgentMemory``'s layer: ``memory`` and the modules its parts live in."""
 
@@ -58,6 +70,7 @@ def test_lower_layers_do_not_import_upper_ones() -> None:
         "langchain_agentmem.cache": (*MEMORY, "integrations", "rl", "ops"),
         "langchain_agentmem.view": (*MEMORY, "cache", "integrations", "rl", "ops"),
         "langchain_agentmem.index": ("policies", "backends", *MEMORY, "cache", "rl"),
+        "langchain_agentmem.locomo": ("bench", "rl", *MEMORY, "integrations"),
     }
     bad = []
     for m, ts in graph.items():

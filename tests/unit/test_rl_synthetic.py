@@ -8,32 +8,39 @@ from pathlib import Path
 
 import pytest
 
-from langchain_agentmem.bench.locomo import load_locomo as bench_load
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.rl import synthetic
+from langchain_agentmem.locomo import load_locomo as bench_load
+from langchain_agentmem.rl import (
+    synthetic,
+    synthetic_check_slots,
+    synthetic_conversations,
+    synthetic_slots,
+)
 from langchain_agentmem.rl.data import load_locomo as rl_load
 
 
 def test_seeded_and_deterministic() -> None:
-    a = synthetic.generate(2, seed=7, turns=120)
-    assert a == synthetic.generate(2, seed=7, turns=120)
-    assert a != synthetic.generate(2, seed=8, turns=120)
+    a = synthetic_conversations.generate(2, seed=7, turns=120)
+    assert a == synthetic_conversations.generate(2, seed=7, turns=120)
+    assert a != synthetic_conversations.generate(2, seed=8, turns=120)
 
 
 @pytest.mark.parametrize(
     "slots",
     [
-        synthetic.SLOTS,
-        synthetic.HELDOUT_SLOTS,
-        synthetic.CHECK_SLOTS,
-        synthetic.FRESH_SLOTS,
-        synthetic.UNSEEN_SLOTS,
+        synthetic_slots.SLOTS,
+        synthetic_slots.HELDOUT_SLOTS,
+        synthetic_check_slots.CHECK_SLOTS,
+        synthetic_check_slots.FRESH_SLOTS,
+        synthetic_check_slots.UNSEEN_SLOTS,
     ],
 )
-def test_locomo_schema_and_evidence(tmp_path: Path, slots: tuple[synthetic.Slot, ...]) -> None:
-    data = synthetic.generate(3, seed=1, turns=150, slots=slots)
-    file = synthetic.write(tmp_path / "facts.json", data)
+def test_locomo_schema_and_evidence(
+    tmp_path: Path, slots: tuple[synthetic_slots.Slot, ...]
+) -> None:
+    data = synthetic_conversations.generate(3, seed=1, turns=150, slots=slots)
+    file = synthetic_conversations.write(tmp_path / "facts.json", data)
     reference = json.loads(Path(file).read_text(encoding="utf-8"))
     for sample in reference:
         conv = sample["conversation"]
@@ -77,7 +84,7 @@ def _order(dia: str) -> tuple[int, int]:
 
 
 def test_templates_vary() -> None:
-    data = synthetic.generate(4, seed=3)
+    data = synthetic_conversations.generate(4, seed=3)
     questions = {q["question"].split()[0] for s in data for q in s["qa"]}
     assert len(questions) >= 4
     statements = [q["answer"] for s in data for q in s["qa"]]
@@ -87,13 +94,13 @@ def test_templates_vary() -> None:
 @pytest.mark.parametrize("bad", [{"n": 0}, {"turns": 10}, {"turns": 30, "sessions": 6}])
 def test_bad_arguments(bad: dict[str, int]) -> None:
     with pytest.raises(InvalidInputError):
-        synthetic.generate(**bad)
+        synthetic_conversations.generate(**bad)
 
 
 def test_measurement_through_agent_memory(
     embeddings: SentenceTransformerEmbeddings, tmp_path: Path
 ) -> None:
-    data = synthetic.generate(1, seed=2, turns=60, facts=6)
+    data = synthetic_conversations.generate(1, seed=2, turns=60, facts=6)
     rows = synthetic.measure_fact_change(
         data, ["keep_all", "fifo", "novelty"], budget=0.2, embeddings=embeddings
     )

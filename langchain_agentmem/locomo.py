@@ -1,4 +1,5 @@
-"""Loader of LoCoMo conversations (turns as they arrive, questions with evidence turn ids)."""
+"""LoCoMo conversations: their loader (turns as they arrive, questions with evidence turn
+ids) and how a turn is remembered (its text and metadata), shared by ``bench`` and ``rl``."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.replies import REPLY_TO, asks
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 """The question categories a retrieval memory is measured on (5, adversarial, is skipped)."""
@@ -185,3 +188,20 @@ def load_locomo(path: str | os.PathLike[str]) -> tuple[list[Conversation], LoadR
         speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
         conversations.append(Conversation(sample_id, speakers, tuple(turns), tuple(questions)))
     return conversations, report
+
+
+def turn_text(turn: Turn) -> str:
+    """What one turn is remembered as: ``"speaker: text"`` plus the shared image's caption."""
+    text = f"{turn.speaker}: {turn.text}"
+    if turn.caption:
+        text += f" [shares an image: {turn.caption}]"
+    return text
+
+
+def turn_metadata(turn: Turn, reply_to: str = "") -> dict[str, Any]:
+    """Metadata stored with a turn (the id lets the bench score what comes back) and, when
+    another speaker's turn just before in the session asked something, that question."""
+    meta: dict[str, Any] = {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session}
+    if asks(reply_to):
+        meta[REPLY_TO] = reply_to
+    return meta
