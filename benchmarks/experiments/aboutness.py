@@ -63,7 +63,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_agentmem.bench.locomo import CATEGORIES
 from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
@@ -71,6 +70,7 @@ from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.newer_first import PAST_WORDS
 from langchain_agentmem.index.text import lexical_counts
 from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.replies import asks, only_asks
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results, replies
