@@ -74,6 +74,12 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _NO_VECTOR: Vector = np.zeros(0, dtype=np.float32)
 
 
+def speaker_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """Who said a record: its ``speaker``, else its ``role`` (``None``: unknown)."""
+    who = (metadata.get("speaker") or metadata.get("role")) if metadata else None
+    return None if who is None else str(who)
+
+
 def _epoch(value: datetime | None, default: float) -> float:
     """As the store dates it: UTC epoch seconds (naive datetimes are UTC)."""
     if value is None:
@@ -142,13 +148,12 @@ class NamespaceView:
         row = copy.copy(row)
         object.__setattr__(row, "embedding", _NO_VECTOR)
         question = only_asks(row.text)
-        who = row.metadata.get("speaker") or row.metadata.get("role")
         self.order.add(
             row.rid,
             row.thread,
             row.created_at,
             asks=question or asks(row.text),
-            speaker=None if who is None else str(who),
+            speaker=speaker_of(row.metadata),
         )
         if question:
             self.questions.add(row.rid)
@@ -348,8 +353,7 @@ class NamespaceView:
     def said(self, rid: int) -> tuple[str | None, float, str]:
         """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
         row = self.rows[rid]
-        who = row.metadata.get("speaker") or row.metadata.get("role")
-        return (str(who) if who is not None else None, row.created_at, row.text)
+        return (speaker_of(row.metadata), row.created_at, row.text)
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""
@@ -382,9 +386,7 @@ class NamespaceView:
             return None
         assert self.index is not None  # it holds the questions
         self.flush()
-        meta = candidate.metadata or {}
-        who = meta.get("speaker") or meta.get("role")
-        speaker = None if who is None else str(who)
+        speaker = speaker_of(candidate.metadata)
         words: set[str] | None = None
         for rid, score in self.index.search(candidate.embedding, _REPEAT_NEIGHBOURS):
             if score < threshold:
