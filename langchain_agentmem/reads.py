@@ -12,6 +12,7 @@ from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index import check_mode
 from langchain_agentmem.index.lexical import query_terms
+from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.types import Decision, MemoryRecord, Vector
 from langchain_agentmem.validation import (
@@ -51,15 +52,27 @@ def _rows(
 class MemoryReads(MemoryCore):
     """Reads of long-term records and of the audit log."""
 
+    def _asked(self, query: str, namespace: str, mode: str) -> NamedQuery:
+        """``query`` as a ``mode`` search reads it: in hybrid search, without the names of
+        the namespace's speakers (:mod:`langchain_agentmem.index.speakers`)."""
+        if mode != "hybrid":
+            return NamedQuery(query)
+        with self._cache.lock(namespace):
+            view = self._live_view(namespace)
+            if view.config.named_speaker <= 0 or not view.speakers:
+                return NamedQuery(query)
+            speakers = tuple(view.speakers)
+        return name_speakers(query, speakers)
+
     def _search(
-        self, query: str, vector: Vector | None, namespace: str, k: int, mode: str
+        self, asked: NamedQuery, vector: Vector | None, namespace: str, k: int, mode: str
     ) -> list[MemoryRecord]:
-        query_terms(query)  # tokenised here, outside the lock (cached for the search)
+        query_terms(asked.text)  # tokenised here, outside the lock (cached for the search)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             if vector is not None:
                 view.check_query(vector, namespace)
-            hits = view.search(query, vector, k, mode)
+            hits = view.search(asked.text, vector, k, mode, asked.named)
             rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
@@ -89,23 +102,27 @@ class MemoryReads(MemoryCore):
         ``0.2 * cosine + 0.8 * BM25 / (the query's highest attainable BM25)``, lifted
         halfway toward a better-scoring neighbour in the same thread (see
         :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
-        every search.
+        every search. A query that names a speaker of the namespace (a record's
+        ``metadata["speaker"]``) is searched without the name, and that speaker's records
+        gain ``HybridConfig.named_speaker`` (0.1) in hybrid score.
 
         Raises:
             InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
                 (10,000 characters).
         """
         query, namespace, k, mode = search_args(query, namespace, k, mode)
-        vector = None if mode == "lexical" else embed_query(self.embeddings, query)
-        return self._search(query, vector, namespace, k, mode)
+        asked = self._asked(query, namespace, mode)
+        vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
+        return self._search(asked, vector, namespace, k, mode)
 
     async def asearch(
         self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
         query, namespace, k, mode = search_args(query, namespace, k, mode)
-        vector = None if mode == "lexical" else await aembed_query(self.embeddings, query)
-        return await asyncio.to_thread(self._search, query, vector, namespace, k, mode)
+        asked = await asyncio.to_thread(self._asked, query, namespace, mode)
+        vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
+        return await asyncio.to_thread(self._search, asked, vector, namespace, k, mode)
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """One record of ``namespace`` by id, with its embedding.

@@ -80,6 +80,12 @@ def speaker_of(metadata: Mapping[str, Any] | None) -> str | None:
     return None if who is None else str(who)
 
 
+def named_speaker(metadata: Mapping[str, Any] | None) -> str | None:
+    """A record's speaker's name (``metadata["speaker"]``; roles are not names)."""
+    who = metadata.get("speaker") if metadata else None
+    return who if isinstance(who, str) and who.strip() else None
+
+
 def _epoch(value: datetime | None, default: float) -> float:
     """As the store dates it: UTC epoch seconds (naive datetimes are UTC)."""
     if value is None:
@@ -116,6 +122,8 @@ class NamespaceView:
     """``tuple(_stats)`` until the next change (one object while nothing changes)."""
     questions: set[int] = field(default_factory=set)
     """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
+    speakers: Counter[str] = field(default_factory=Counter)
+    """How many records each named speaker (``metadata["speaker"]``) holds."""
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
@@ -160,7 +168,11 @@ class NamespaceView:
         else:
             self.questions.discard(row.rid)
         self.rid_of[row.id] = row.rid
+        self._forget_speaker(self.rows.get(row.rid))
         self.rows[row.rid] = row
+        name = named_speaker(row.metadata)
+        if name is not None:
+            self.speakers[name] += 1
         self._snapshot = None
         if self._by_age is not None:
             key = (row.created_at, row.rid)
@@ -171,6 +183,13 @@ class NamespaceView:
                 self._by_age.insert(i, key)
                 self._stats.insert(i, record_stat(row))
 
+    def _forget_speaker(self, row: RecordRow | None) -> None:
+        name = None if row is None else named_speaker(row.metadata)
+        if name is not None:
+            self.speakers[name] -= 1
+            if self.speakers[name] <= 0:
+                del self.speakers[name]
+
     def due(self, now: float) -> bool:
         """Whether some cached row may have expired by ``now``."""
         return self.next_expiry is not None and self.next_expiry <= now
@@ -179,6 +198,7 @@ class NamespaceView:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
             row = self.rows.pop(rid, None)
+            self._forget_speaker(row)
             self._snapshot = None
             if row is not None and self._by_age is not None:
                 i = bisect.bisect_left(self._by_age, (row.created_at, rid))
@@ -308,10 +328,15 @@ class NamespaceView:
         return self._snapshot
 
     def search(
-        self, query: str, vector: Vector | None, k: int, mode: str
+        self,
+        query: str,
+        vector: Vector | None,
+        k: int,
+        mode: str,
+        named: frozenset[str] = frozenset(),
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its ``vector`` unless
-        lexical)."""
+        lexical; ``named``: the speakers a hybrid query named, taken out of it)."""
         if self.index is None:
             return []
         self.flush()
@@ -320,7 +345,7 @@ class NamespaceView:
         assert vector is not None  # embedded (and checked) by the caller for this mode
         if mode == "dense":
             return self.index.search(vector, k)
-        return self.hybrid(query, vector, k)
+        return self.hybrid(query, vector, k, named)
 
     def check_query(self, vector: Vector, namespace: str) -> None:
         """Refuse a query vector of other dimensions than the indexed ones (faiss would
@@ -333,7 +358,9 @@ class NamespaceView:
                 "wrote them (memory.embeddings), or open a new store"
             )
 
-    def hybrid(self, query: str, vector: Vector, k: int) -> list[tuple[int, float]]:
+    def hybrid(
+        self, query: str, vector: Vector, k: int, named: frozenset[str] = frozenset()
+    ) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
         if self.index is None:
             return []
@@ -348,6 +375,7 @@ class NamespaceView:
             config=self.config,
             said_of=self.said,
             questions=self.questions,
+            named=named,
         )
 
     def said(self, rid: int) -> tuple[str | None, float, str]:

@@ -29,6 +29,11 @@ full score.
 
 Newer first: a later restatement of the same speaker's fact is placed just above the older
 record it restates (:mod:`langchain_agentmem.index.newer_first`).
+
+Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
+searched without the name, in its words and its embedding ("What is their job?"), and that
+speaker's records gain ``named_speaker`` in base score
+(:mod:`langchain_agentmem.index.speakers`; the caller rewrites the query).
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ class HybridConfig:
             live?"), in [0, 1]: a question is rarely the answer, and it matches a later
             question best (1: weighed as any record). It still lifts the record after it
             at its full score.
+        named_speaker: What a record of a speaker the query names gains in base score,
+            in [0, 1]; the name itself is taken out of the query's words and embedding
+            (0: names are searched as words, like any other).
     """
 
     dense_weight: float = 0.2
@@ -94,6 +102,7 @@ class HybridConfig:
     restatement_relevance: float = 0.3
     unmarked_standing: float = 1.5
     question_weight: float = 0.7
+    named_speaker: float = 0.1
 
     def __post_init__(self) -> None:
         for name in (
@@ -103,6 +112,7 @@ class HybridConfig:
             "restatement_margin",
             "restatement_relevance",
             "question_weight",
+            "named_speaker",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -161,6 +171,7 @@ def hybrid_search(
     config: HybridConfig,
     said_of: Callable[[int], Said] | None = None,
     questions: Container[int] = frozenset(),
+    named: Container[str] = frozenset(),
 ) -> list[tuple[int, float]]:
     """The ``k`` best keys by hybrid score (see the module docstring), best first.
 
@@ -178,6 +189,9 @@ def hybrid_search(
             restatements first (``None``: that step is skipped).
         questions: The keys of records that only ask (their scores are weighed by
             ``config.question_weight``).
+        named: The speakers the query named (already taken out of ``query`` and
+            ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
+            records gain ``config.named_speaker`` (needs ``said_of``).
 
     Returns:
         ``(key, score)`` pairs, score in [0, 1], ties broken by the lower key.
@@ -206,6 +220,9 @@ def hybrid_search(
     bm[known] = lex[lex_of[known]]
     w = config.dense_weight
     base_arr = w * np.clip(cos, 0.0, 1.0) + (1.0 - w) * bm
+    if named and said_of is not None and config.named_speaker > 0:
+        theirs = np.fromiter((said_of(rid)[0] in named for rid in keys), dtype=bool)
+        base_arr = base_arr + np.float32(config.named_speaker) * theirs
     base = dict(zip(keys, base_arr.tolist(), strict=True))
     scores = base
     if lift > 0:

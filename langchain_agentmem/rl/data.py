@@ -17,6 +17,7 @@ import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 
 _EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
@@ -61,8 +62,15 @@ class Conversation:
     question_vectors: npt.NDArray[np.float32] = field(
         default_factory=lambda: np.zeros((0, 0), np.float32), repr=False
     )
+    """Each question embedded as hybrid search embeds it (:func:`searched_as`)."""
     dropped_evidence: int = 0
     """Evidence ids that point to no turn (dropped)."""
+
+
+def searched_as(conv: Conversation, question: str) -> NamedQuery:
+    """``question`` as hybrid search reads it: the conversation's speakers it names taken out
+    (:func:`~langchain_agentmem.index.speakers.name_speakers`)."""
+    return name_speakers(question, {turn.speaker for turn in conv.turns})
 
 
 def item_text(speaker: str, text: str, caption: str | None) -> str:
@@ -218,7 +226,8 @@ def embed_conversations(
     rule = _record_rule()
     for conv in convs:
         n = len(conv.turns)
-        texts = [t.text for t in conv.turns] + [q.text for q in conv.questions]
+        texts = [t.text for t in conv.turns]
+        texts += [searched_as(conv, q.text).text for q in conv.questions]
         key = hashlib.sha256()
         key.update(_model_key(embeddings).encode() if embeddings is not None else b"default")
         key.update(rule)

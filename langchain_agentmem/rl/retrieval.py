@@ -21,10 +21,11 @@ import numpy.typing as npt
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
+from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.index.text import lexical_counts, reply_texts
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.replies import REPLY_TO, asks, only_asks
-from langchain_agentmem.rl.data import Conversation
+from langchain_agentmem.rl.data import Conversation, searched_as
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -79,6 +80,7 @@ def hybrid_results(
     kept: Sequence[int] | IntArray,
     k: int,
     config: HybridConfig | None = None,
+    queries: Sequence[NamedQuery] | None = None,
 ) -> list[list[tuple[int, float]]]:
     """Per question, ``(turn index, score)`` of what hybrid search returns, best first.
 
@@ -87,6 +89,9 @@ def hybrid_results(
         kept: Turn indices memory holds.
         k: Results per question.
         config: Hybrid weights (default: what ``AgentMemory`` uses).
+        queries: Each question as searched, matching ``conv.question_vectors`` (default:
+            :func:`~langchain_agentmem.rl.data.searched_as`, or the question as written
+            when ``config.named_speaker`` is 0).
     """
     cfg = config or HybridConfig()
     ids = [int(i) for i in np.asarray(kept, dtype=np.int64).tolist()]
@@ -98,6 +103,14 @@ def hybrid_results(
     lexical = _lexical(conv, ids, cfg)
     order = ThreadOrder()
     questions = {i for i in ids if only_asks(conv.turns[i].text)}
+    asked = (
+        list(queries)
+        if queries is not None
+        else [
+            searched_as(conv, q.text) if cfg.named_speaker > 0 else NamedQuery(q.text)
+            for q in conv.questions
+        ]
+    )
     for i in ids:
         turn = conv.turns[i]
         order.add(
@@ -109,7 +122,7 @@ def hybrid_results(
         )
     return [
         hybrid_search(
-            q.text,
+            asked[qi].text,
             conv.question_vectors[qi],
             k,
             dense=dense,
@@ -123,8 +136,9 @@ def hybrid_results(
                 conv.turns[rid].text,
             ),
             questions=questions,
+            named=asked[qi].named,
         )
-        for qi, q in enumerate(conv.questions)
+        for qi in range(len(conv.questions))
     ]
 
 
