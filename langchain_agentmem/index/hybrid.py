@@ -98,7 +98,7 @@ class HybridConfig:
     dates: bool = True
     reply_weight: float = 0.5
     newer_first: bool = True
-    restatement_margin: float = 0.15
+    restatement_margin: float = 0.1
     restatement_relevance: float = 0.3
     unmarked_standing: float = 1.5
     question_weight: float = 0.7
