@@ -74,7 +74,7 @@ class Variant:
     label: str
     replace: str | None  # None: names searched as words
     gain: float = 0.0
-    margin: float = HybridConfig().restatement_margin
+    margin: float = 0.15  # the release before's
 
 
 def variants() -> list[Variant]:
