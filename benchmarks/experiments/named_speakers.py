@@ -40,6 +40,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -147,8 +148,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     emb = resolve_embeddings(None)
     raw, sets = embedded_sets(args.n)
-    import json
-
     raw["hand"] = json.loads(HAND.read_text())
     sets["hand"] = embed_conversations(load_locomo(HAND))
     locomo = embed_conversations(load_locomo(args.data))
@@ -209,14 +208,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         for conv in sets[name]:
             fact_choice[(name, conv.sample_id)] = select(None, (name, conv.sample_id))
     on_all = select(None, None)
-    held: dict[str, list[list[int]]] = {}
     held_fs: dict[str, tuple[float, ...]] = {}
     for name in ALL_SETS:
         found = {
             c.sample_id: facts[fact_choice.get((name, c.sample_id), on_all)][name][c.sample_id]
             for c in sets[name]
         }
-        held.update(found)
         held_fs[name] = fact_scores(sets[name], raw[name], ranker(found))
     lines += ["-" * len(head), row("held-out choice", held_fs, locomo_summary(held_rows)), ""]
     lines.append(f"Choice on all training data (sealed, hand): {on_all}.")
