@@ -104,7 +104,8 @@ class MemoryReads(MemoryCore):
         :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
         every search. A query that names a speaker of the namespace (a record's
         ``metadata["speaker"]``) is searched without the name, and that speaker's records
-        gain ``HybridConfig.named_speaker`` (0.1) in hybrid score.
+        gain ``HybridConfig.named_speaker`` (0.1) in hybrid score; others' records that name
+        them, ``HybridConfig.named_mention`` (0.05).
 
         Raises:
             InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``

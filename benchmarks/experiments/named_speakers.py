@@ -76,6 +76,7 @@ class Variant:
     replace: str | None  # None: names searched as words
     gain: float = 0.0
     margin: float = 0.15  # the release before's
+    mention: float = 0.0  # what others' records naming the speaker gain (named_mentions.py)
 
 
 def variants() -> list[Variant]:
@@ -105,6 +106,7 @@ def rankings(convs: list[Conversation], variant: Variant, emb: Any) -> dict[str,
     config = HybridConfig(
         named_speaker=variant.gain if variant.replace else 0.0,
         restatement_margin=variant.margin,
+        named_mention=variant.mention if variant.replace else 0.0,
     )
     for conv in convs:
         queries = asked(conv, variant.replace)
@@ -139,7 +141,19 @@ def locomo_summary(rows: list[LocomoRows]) -> list[float]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    rows: list[Variant] | None = None,
+    script: str = "named_speakers.py",
+    legend: str = "",
+    guard_from: int = 2,
+) -> None:
+    """Score ``rows`` (default: :func:`variants`; the first is the baseline) and write them.
+
+    ``guard_from``: the first LoCoMo figure (R@1, R@5, R@10, then per category R@10) a
+    chosen row may not lose against the baseline (2: recall@10 and every category).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
@@ -151,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     raw["hand"] = json.loads(HAND.read_text())
     sets["hand"] = embed_conversations(load_locomo(HAND))
     locomo = embed_conversations(load_locomo(args.data))
-    rows = variants()
+    rows = rows or variants()
     facts: dict[str, dict[str, dict[str, list[list[int]]]]] = {}
     loco: dict[str, list[LocomoRows]] = {}
     for v in rows:
@@ -165,12 +179,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def select(skip_locomo: int | None, skip_fact: tuple[str, str] | None) -> str:
         train_loco = [c for i, c in enumerate(loco[rows[0].label]) if i != skip_locomo]
-        floor = locomo_summary(train_loco)[2:]
+        floor = locomo_summary(train_loco)[guard_from:]
         best: tuple[float, float, str] | None = None
         for v in rows:
             summary = locomo_summary([c for i, c in enumerate(loco[v.label]) if i != skip_locomo])
             recall = summary[2]
-            if any(x < f for x, f in zip(summary[2:], floor, strict=True)):
+            if any(x < f for x, f in zip(summary[guard_from:], floor, strict=True)):
                 continue
             gains = []
             for name in FIRST_FIVE:
@@ -237,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for i, conv in enumerate(locomo)
     )
     lines.append(
-        "Spread over LoCoMo conversations, recall@10 (names as words -> held-out choice): "
+        f"Spread over LoCoMo conversations, recall@10 ({rows[0].label} -> held-out choice): "
         f"{spread}."
     )
     for label in (before, on_all):
@@ -258,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     lines += ["", *costs(locomo, emb)]
     elapsed = time.perf_counter() - start
     command = (
-        "PYTHONPATH=$PWD python benchmarks/experiments/named_speakers.py "
+        f"PYTHONPATH=$PWD python benchmarks/experiments/{script} "
         f"--data {args.data} --out {args.out}"
     )
     intro = (
@@ -267,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "hand: benchmarks/data/aboutness_facts.json. LoCoMo: evidence recall of categories "
         "1-4, per category recall@10. [drop]/[they]: the speakers' names taken out of the "
         "query's words and embedding, dropped or replaced by they/their; p: what the named "
-        f"speaker's turns gain in base score; m: newer-first's margin. Ran in {elapsed:.0f} s."
+        f"speaker's turns gain in base score; m: newer-first's margin.{legend} "
+        f"Ran in {elapsed:.0f} s."
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join([command, "", intro, "", *lines]) + "\n")

@@ -32,8 +32,9 @@ record it restates (:mod:`langchain_agentmem.index.newer_first`).
 
 Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
 searched without the name, in its words and its embedding ("What is their job?"), and that
-speaker's records gain ``named_speaker`` in base score
-(:mod:`langchain_agentmem.index.speakers`; the caller rewrites the query).
+speaker's records gain ``named_speaker`` in base score, and another speaker's records that
+name them gain ``named_mention`` (:mod:`langchain_agentmem.index.speakers`; the caller
+rewrites the query).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import LexicalIndex, top_k
 from langchain_agentmem.index.newer_first import Said, VectorLookup, newer_first, stack_vectors
+from langchain_agentmem.index.speakers import mention_pattern
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.types import Vector
 
@@ -90,6 +92,10 @@ class HybridConfig:
         named_speaker: What a record of a speaker the query names gains in base score,
             in [0, 1]; the name itself is taken out of the query's words and embedding
             (0: names are searched as words, like any other).
+        named_mention: What a record of another speaker gains when its text names a
+            speaker the query names ("Sounds awesome, John!" for "How often does John work
+            out?"), in [0, 1]: the name left the query's words, so a turn addressed to or
+            about the person no longer matches it (0: only their own records gain).
     """
 
     dense_weight: float = 0.2
@@ -103,6 +109,7 @@ class HybridConfig:
     unmarked_standing: float = 1.5
     question_weight: float = 0.7
     named_speaker: float = 0.1
+    named_mention: float = 0.05
 
     def __post_init__(self) -> None:
         for name in (
@@ -113,6 +120,7 @@ class HybridConfig:
             "restatement_relevance",
             "question_weight",
             "named_speaker",
+            "named_mention",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -159,6 +167,29 @@ def check_mode(mode: object) -> str:
     return mode
 
 
+def named_gain(
+    keys: list[int], said_of: Callable[[int], Said], named: frozenset[str], config: HybridConfig
+) -> np.ndarray:
+    """What each of ``keys`` gains for the speakers the query named: ``named_speaker`` for
+    their own records, ``named_mention`` for others' records whose text names one of them."""
+    said = [said_of(rid) for rid in keys]
+    theirs = np.fromiter((who in named for who, _, _ in said), dtype=bool, count=len(keys))
+    gain = config.named_speaker * theirs.astype(np.float64)
+    if config.named_mention > 0:
+        pattern = mention_pattern(named)
+        mentioned = np.fromiter(
+            (
+                not own and pattern.search(text) is not None
+                for own, (_, _, text) in zip(theirs.tolist(), said, strict=True)
+            ),
+            dtype=bool,
+            count=len(keys),
+        )
+        gain = gain + config.named_mention * mentioned
+    out: np.ndarray = gain.astype(np.float32)
+    return out
+
+
 def hybrid_search(
     query: str,
     vector: Vector,
@@ -171,7 +202,7 @@ def hybrid_search(
     config: HybridConfig,
     said_of: Callable[[int], Said] | None = None,
     questions: Container[int] = frozenset(),
-    named: Container[str] = frozenset(),
+    named: frozenset[str] = frozenset(),
 ) -> list[tuple[int, float]]:
     """The ``k`` best keys by hybrid score (see the module docstring), best first.
 
@@ -220,9 +251,8 @@ def hybrid_search(
     bm[known] = lex[lex_of[known]]
     w = config.dense_weight
     base_arr = w * np.clip(cos, 0.0, 1.0) + (1.0 - w) * bm
-    if named and said_of is not None and config.named_speaker > 0:
-        theirs = np.fromiter((said_of(rid)[0] in named for rid in keys), dtype=bool)
-        base_arr = base_arr + np.float32(config.named_speaker) * theirs
+    if named and said_of is not None and (config.named_speaker > 0 or config.named_mention > 0):
+        base_arr = base_arr + named_gain(keys, said_of, named, config)
     base = dict(zip(keys, base_arr.tolist(), strict=True))
     scores = base
     if lift > 0:

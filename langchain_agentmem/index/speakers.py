@@ -6,7 +6,9 @@ his shortest turns, and in the query's embedding it pulls toward any turn that n
 So hybrid search takes the names of the namespace's speakers (records'
 ``metadata["speaker"]``) out of the query's words and embedding ("What is their job?") and
 instead adds ``HybridConfig.named_speaker`` to the base score of the named speakers'
-records. Measured in ``benchmarks/experiments/results/named_speakers.txt``.
+records, and ``HybridConfig.named_mention`` to other speakers' records whose text names them
+("Sounds awesome, Dmitri!", often the question his answer follows). Measured in
+``benchmarks/experiments/results/named_speakers.txt`` and ``named_mentions.txt``.
 """
 
 from __future__ import annotations
@@ -74,3 +76,8 @@ def _pattern(names: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, str]]:
     body = "|".join(parts)
     pattern = re.compile(rf"(?<!\w)(?P<name>{body})(?P<own>['\u2019]s?)?(?!\w)")
     return pattern, spelled
+
+
+def mention_pattern(named: frozenset[str]) -> re.Pattern[str]:
+    """A regex finding any of ``named`` in a text, matched as :func:`name_speakers` does."""
+    return _pattern(tuple(sorted(named)))[0]

@@ -113,3 +113,50 @@ def test_plain_modes_search_the_query_as_written(embeddings: Embeddings, mode: s
         _fill(memory)
         top = memory.search("Dmitri", namespace="chat", k=3, mode=mode)
     assert all(r.text.startswith("Dmitri: ") for r in top)
+
+
+WORKOUT = [
+    ("Maria", "I started volunteering at the shelter on Saturdays."),
+    ("John", "That's wonderful, Maria! How is it going?"),
+    ("Maria", "Tiring but worth it. What have you been up to?"),
+    ("John", "We took the kids to the lake last weekend, they loved it."),
+    ("Maria", "Sounds awesome, John! Working out together is a great way of bonding as a family."),
+    ("John", "Thanks, Maria! Three times a week; it keeps us on track."),
+    ("Maria", "I should find a routine like that myself."),
+    ("John", "My family and I cooked dinner together on Sunday."),
+    ("John", "Work has been busy, lots of meetings."),
+    ("Maria", "Family time is the best, I miss mine."),
+]
+
+
+def _workout_ranks(embeddings: Embeddings, mention: float) -> list[str]:
+    with AgentMemory(
+        ":memory:", embeddings=embeddings, hybrid=HybridConfig(named_mention=mention)
+    ) as memory:
+        for i, (speaker, text) in enumerate(WORKOUT):
+            memory.add(
+                f"{speaker}: {text}",
+                namespace="chat",
+                thread="session-1",
+                metadata={"speaker": speaker},
+                timestamp=T0 + timedelta(minutes=i),
+            )
+        hits = memory.search(
+            "How often does John work out with his family?", namespace="chat", k=10
+        )
+        return [hit.text for hit in hits]
+
+
+def test_a_turn_naming_the_person_asked_about_still_counts(embeddings: Embeddings) -> None:
+    """Maria's turn addressed to John lost its match on "John" when the name left the query;
+    ``named_mention`` gives it back, and John's answer after it rises with it."""
+    default = _workout_ranks(embeddings, HybridConfig().named_mention)
+    off = _workout_ranks(embeddings, 0.0)
+    naming = (
+        "Maria: Sounds awesome, John! Working out together is a great way of bonding as a family."
+    )
+    answer = "John: Thanks, Maria! Three times a week; it keeps us on track."
+    assert default[0] == naming
+    assert off.index(naming) > 0
+    assert default.index(answer) < off.index(answer)
+    assert default.index(naming) < default.index("Maria: Family time is the best, I miss mine.")

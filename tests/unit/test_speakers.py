@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.index.hybrid import HybridConfig, named_gain
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 
 SPEAKERS = ("Dmitri", "Tara", "Ana Lima")
@@ -49,3 +51,31 @@ def test_no_speakers_or_blank_names_change_nothing() -> None:
 def test_the_replacement_words_can_be_chosen() -> None:
     found = name_speakers("Is Dmitri's cat Dmitri's?", SPEAKERS, plain="", possessive="")
     assert found == NamedQuery("Is cat ?", frozenset({"Dmitri"}))
+
+
+def _gain(config: HybridConfig, named: frozenset[str] = frozenset({"John"})) -> list[float]:
+    said = {
+        1: ("John", 0.0, "John: We went to the lake."),
+        2: ("Maria", 1.0, "Maria: Sounds awesome, John!"),
+        3: ("Maria", 2.0, "Maria: I miss my family."),
+        4: ("Maria", 3.0, "Maria: Johnson called about the lease."),
+        5: (None, 4.0, "john, are you there?"),
+    }
+    return named_gain(list(said), said.__getitem__, named, config).tolist()
+
+
+def test_own_records_gain_named_speaker_and_others_naming_them_named_mention() -> None:
+    gains = _gain(HybridConfig(named_speaker=0.1, named_mention=0.05))
+    assert gains == pytest.approx([0.1, 0.05, 0.0, 0.0, 0.05])
+
+
+def test_named_gain_off_or_nobody_named_gains_nothing() -> None:
+    assert _gain(HybridConfig(named_speaker=0.1, named_mention=0.0)) == pytest.approx(
+        [0.1, 0, 0, 0, 0]
+    )
+    assert _gain(HybridConfig(), frozenset({"Ana"})) == pytest.approx([0, 0, 0, 0, 0])
+
+
+def test_named_mention_is_checked_like_the_other_weights() -> None:
+    with pytest.raises(InvalidInputError, match="named_mention"):
+        HybridConfig(named_mention=1.5)
