@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,9 +44,7 @@ def variants() -> list[Variant]:
 
 
 if __name__ == "__main__":
-    argv: Sequence[str] | None = None
     main(
-        argv,
         rows=variants(),
         script="named_mentions.py",
         legend=" n: what another speaker's turn that names a named speaker gains.",
