@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import cast
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends import RecordRow
@@ -38,6 +39,21 @@ def search_args(
     )
 
 
+Speakers = tuple[str, ...]
+"""The speaker names a hybrid search reads in its query, sorted."""
+
+
+def _speakers_of(view: NamespaceView) -> Speakers:
+    """The names hybrid search takes out of a query over ``view`` (none where
+    ``named_speaker`` is 0)."""
+    return () if view.config.named_speaker <= 0 else tuple(sorted(view.speakers))
+
+
+def _named(query: str, speakers: Speakers | None) -> NamedQuery:
+    """``query`` with the names of ``speakers`` taken out (:func:`name_speakers`)."""
+    return name_speakers(query, speakers) if speakers else NamedQuery(query)
+
+
 def _rows(
     view: NamespaceView, hits: list[tuple[int, float]]
 ) -> dict[int, tuple[RecordRow, Vector]]:
@@ -52,24 +68,35 @@ def _rows(
 class MemoryReads(MemoryCore):
     """Reads of long-term records and of the audit log."""
 
-    def _asked(self, query: str, namespace: str, mode: str) -> NamedQuery:
-        """``query`` as a ``mode`` search reads it: in hybrid search, without the names of
-        the namespace's speakers (:mod:`langchain_agentmem.index.speakers`)."""
+    def _speakers(self, namespace: str, mode: str) -> Speakers:
+        """The names a ``mode`` search takes out of a query, as this process's cache of the
+        namespace last saw them: no read of the store here, :meth:`_search` checks them
+        where it reads the store anyway."""
         if mode != "hybrid":
-            return NamedQuery(query)
+            return ()
         with self._cache.lock(namespace):
-            view = self._live_view(namespace)
-            if view.config.named_speaker <= 0 or not view.speakers:
-                return NamedQuery(query)
-            speakers = tuple(view.speakers)
-        return name_speakers(query, speakers)
+            view = self._cache.peek(namespace)
+            return () if view is None else _speakers_of(view)
 
     def _search(
-        self, asked: NamedQuery, vector: Vector | None, namespace: str, k: int, mode: str
-    ) -> list[MemoryRecord]:
+        self,
+        asked: NamedQuery,
+        vector: Vector | None,
+        namespace: str,
+        k: int,
+        mode: str,
+        speakers: Speakers | None = None,
+    ) -> list[MemoryRecord] | Speakers:
+        """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
+        with; ``None``: not checked) differ from the namespace's now, those names, for the
+        caller to read the query with them and search once more."""
         query_terms(asked.text)  # tokenised here, outside the lock (cached for the search)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
+            if speakers is not None and mode == "hybrid":
+                now = _speakers_of(view)
+                if now != speakers:
+                    return now
             if vector is not None:
                 view.check_query(vector, namespace)
             hits = view.search(asked.text, vector, k, mode, asked.named)
@@ -99,7 +126,7 @@ class MemoryReads(MemoryCore):
 
         Each record's ``score`` is the cosine similarity (dense), the BM25 score (lexical)
         or the hybrid score (higher is better). The hybrid score is absolute, in [0, 1]:
-        ``0.2 * cosine + 0.8 * BM25 / (the query's highest attainable BM25)``, lifted
+        ``0.25 * cosine + 0.75 * BM25 / (the query's highest attainable BM25)``, lifted
         halfway toward a better-scoring neighbour in the same thread (see
         :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
         every search. A query that names a speaker of the namespace (a record's
@@ -112,18 +139,30 @@ class MemoryReads(MemoryCore):
                 (10,000 characters).
         """
         query, namespace, k, mode = search_args(query, namespace, k, mode)
-        asked = self._asked(query, namespace, mode)
+        speakers = self._speakers(namespace, mode)
+        asked = _named(query, speakers)
         vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
-        return self._search(asked, vector, namespace, k, mode)
+        found = self._search(asked, vector, namespace, k, mode, speakers)
+        if isinstance(found, tuple):  # another writer changed who speaks here: read it again
+            asked = _named(query, found)
+            vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
+            found = self._search(asked, vector, namespace, k, mode)
+        return cast("list[MemoryRecord]", found)
 
     async def asearch(
         self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
         query, namespace, k, mode = search_args(query, namespace, k, mode)
-        asked = await asyncio.to_thread(self._asked, query, namespace, mode)
+        speakers = await asyncio.to_thread(self._speakers, namespace, mode)
+        asked = _named(query, speakers)
         vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
-        return await asyncio.to_thread(self._search, asked, vector, namespace, k, mode)
+        found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode, speakers)
+        if isinstance(found, tuple):
+            asked = _named(query, found)
+            vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
+            found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode)
+        return cast("list[MemoryRecord]", found)
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """One record of ``namespace`` by id, with its embedding.

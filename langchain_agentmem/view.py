@@ -124,6 +124,8 @@ class NamespaceView:
     """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
     speakers: Counter[str] = field(default_factory=Counter)
     """How many records each named speaker (``metadata["speaker"]``) holds."""
+    _said: dict[int, tuple[str | None, float, str]] = field(default_factory=dict)
+    """What :meth:`said` returns for each key, kept with the row (searches read it per key)."""
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
@@ -156,13 +158,11 @@ class NamespaceView:
         row = copy.copy(row)
         object.__setattr__(row, "embedding", _NO_VECTOR)
         question = only_asks(row.text)
+        who = speaker_of(row.metadata)
         self.order.add(
-            row.rid,
-            row.thread,
-            row.created_at,
-            asks=question or asks(row.text),
-            speaker=speaker_of(row.metadata),
+            row.rid, row.thread, row.created_at, asks=question or asks(row.text), speaker=who
         )
+        self._said[row.rid] = (who, row.created_at, row.text)
         if question:
             self.questions.add(row.rid)
         else:
@@ -198,6 +198,7 @@ class NamespaceView:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
             row = self.rows.pop(rid, None)
+            self._said.pop(rid, None)
             self._forget_speaker(row)
             self._snapshot = None
             if row is not None and self._by_age is not None:
@@ -380,8 +381,7 @@ class NamespaceView:
 
     def said(self, rid: int) -> tuple[str | None, float, str]:
         """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
-        row = self.rows[rid]
-        return (speaker_of(row.metadata), row.created_at, row.text)
+        return self._said[rid]
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""

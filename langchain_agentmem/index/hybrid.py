@@ -98,7 +98,7 @@ class HybridConfig:
             about the person no longer matches it (0: only their own records gain).
     """
 
-    dense_weight: float = 0.2
+    dense_weight: float = 0.25
     neighbour_lift: float = 0.5
     candidates: int = 100
     dates: bool = True
@@ -177,9 +177,12 @@ def named_gain(
     gain = config.named_speaker * theirs.astype(np.float64)
     if config.named_mention > 0:
         pattern = mention_pattern(named)
+        lowered = tuple(name.lower() for name in named)  # a cheap test before the regex
         mentioned = np.fromiter(
             (
-                not own and pattern.search(text) is not None
+                not own
+                and any(name in text.lower() for name in lowered)
+                and pattern.search(text) is not None
                 for own, (_, _, text) in zip(theirs.tolist(), said, strict=True)
             ),
             dtype=bool,

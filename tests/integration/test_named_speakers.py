@@ -7,13 +7,15 @@ Dmitri said about it, not his shortest turns, which the name alone matches best.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem import AgentMemory, HybridConfig
+from langchain_agentmem import AgentMemory, HybridConfig, MemoryRecord
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -79,6 +81,47 @@ def test_speakers_are_read_back_from_the_store(embeddings: Embeddings, tmp_path:
         after = reopened.search(QUESTION, namespace="chat", k=5)
     assert [r.id for r in after] == before
     assert after[0].text == ANSWER
+
+
+def _search_after_another_writer(
+    embeddings: Embeddings, url: str, search: Callable[[AgentMemory], list[MemoryRecord]]
+) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+    """``search`` run by a memory whose cache of the namespace predates another writer's
+    first records of Dmitri, and by a memory that opens the store after them."""
+    with (
+        AgentMemory(url, embeddings=embeddings) as reader,
+        AgentMemory(url, embeddings=embeddings) as writer,
+    ):
+        reader.add("Tara: Hello!", namespace="chat", metadata={"speaker": "Tara"})
+        reader.search("Hello?", namespace="chat")  # cached: Tara is the only speaker
+        _fill(writer)
+        seen = search(reader)
+    with AgentMemory(url, embeddings=embeddings) as fresh:
+        return seen, search(fresh)
+
+
+def test_a_speaker_another_writer_added_is_a_name_at_once(
+    embeddings: Embeddings, tmp_path: Path
+) -> None:
+    """Names are read from this process's cache, then checked where the search reads the
+    store: a speaker another writer just added is a name in the very next search."""
+    seen, fresh = _search_after_another_writer(
+        embeddings,
+        f"sqlite:///{tmp_path / 'm.db'}",
+        lambda memory: memory.search(QUESTION, namespace="chat", k=5),
+    )
+    assert seen[0].text == ANSWER
+    assert [(r.id, r.score) for r in seen] == [(r.id, r.score) for r in fresh]
+
+
+def test_async_search_checks_names_alike(embeddings: Embeddings, tmp_path: Path) -> None:
+    seen, fresh = _search_after_another_writer(
+        embeddings,
+        f"sqlite:///{tmp_path / 'm.db'}",
+        lambda memory: asyncio.run(memory.asearch(QUESTION, namespace="chat", k=5)),
+    )
+    assert seen[0].text == ANSWER
+    assert [(r.id, r.score) for r in seen] == [(r.id, r.score) for r in fresh]
 
 
 def test_a_forgotten_speaker_is_no_longer_a_name(embeddings: Embeddings) -> None:

@@ -1,16 +1,18 @@
-"""What one ``add`` costs against embedding its text, this tree beside earlier releases.
+"""What one ``add`` and one search cost, this tree beside earlier releases, in one run.
 
 Each tree (this checkout, and each ``--against`` git revision, unpacked with ``git archive``)
 runs in its own process, rounds interleaved: the first ``--turns`` turns of a LoCoMo
 conversation are added one by one to a fresh SQLite file (as ``agentmem bench`` stores them),
-and after each add the same text is embedded alone. Ratios are of medians within one process,
-so the trees are compared on the same cores at the same time; the figure is the median ratio
-over the rounds.
+and after each add the same text is embedded alone; then each of the conversation's
+questions is searched (hybrid, k=10) and, beside it, embedded alone and looked up in a bare
+faiss index of the same vectors (as ``agentmem bench`` times them). Ratios are of medians
+(add) and of 95th percentiles (search) within one process, so the trees are compared on the
+same cores at the same time; each figure is the median ratio over the rounds.
 
 Usage::
 
-    python benchmarks/write_cost.py --data ../shared/datasets/locomo/locomo_dev.json \\
-        --against 5ad3511 --against 924ec53 --out benchmarks/results/write_cost.txt
+    python benchmarks/release_cost.py --data ../shared/datasets/locomo/locomo_dev.json \\
+        --against 5ad3511 --against 924ec53 --out benchmarks/results/release_cost.txt
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(data: Path, turns: int) -> dict[str, float]:
-    """Median add and bare embedding, in ms, in this process's ``langchain_agentmem``."""
+    """Add and search against their bare work, in ms, in this process's ``langchain_agentmem``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import faiss
+    import numpy as np
     import torch
 
     from langchain_agentmem import AgentMemory
@@ -44,16 +48,18 @@ def measure(data: Path, turns: int) -> dict[str, float]:
     replies = reply_texts([t.speaker for t in conv.turns], [t.session for t in conv.turns], texts)
     adds: list[float] = []
     bare: list[float] = []
+    searches: list[float] = []
+    bare_searches: list[float] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
-        AgentMemory(f"sqlite:///{Path(tmp) / 'write.db'}") as memory,
+        AgentMemory(f"sqlite:///{Path(tmp) / 'cost.db'}") as memory,
     ):
         memory.embeddings.embed_documents(["warm up"])
         for i, turn in enumerate(conv.turns[:turns]):
             t0 = time.perf_counter()
             memory.add(
                 texts[i],
-                namespace="write-cost",
+                namespace="release-cost",
                 thread=f"session-{turn.session}",
                 metadata=turn_metadata(turn, replies[i]),
                 timestamp=turn.date,
@@ -63,7 +69,24 @@ def measure(data: Path, turns: int) -> dict[str, float]:
             t0 = time.perf_counter()
             memory.embeddings.embed_documents([texts[i]])
             bare.append(time.perf_counter() - t0)
-    return {"add": statistics.median(adds) * 1e3, "bare": statistics.median(bare) * 1e3}
+        vectors = np.stack([r.embedding for r in memory.records("release-cost")]).astype("float32")
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+        memory.search("warm up", namespace="release-cost", k=10)  # loads the indexes once
+        for q in conv.questions:
+            t0 = time.perf_counter()
+            memory.search(q.question, namespace="release-cost", k=10)
+            searches.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            query = np.asarray(memory.embeddings.embed_query(q.question), dtype="float32")
+            index.search(query.reshape(1, -1), 10)
+            bare_searches.append(time.perf_counter() - t0)
+    return {
+        "add": statistics.median(adds) * 1e3,
+        "bare": statistics.median(bare) * 1e3,
+        "search": float(np.percentile(searches, 95)) * 1e3,
+        "bare search": float(np.percentile(bare_searches, 95)) * 1e3,
+    }
 
 
 def unpack(revision: str, into: Path) -> Path:
@@ -112,25 +135,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         for _ in range(args.rounds):
             for label, path in trees.items():
                 runs[label].append(run_tree(path, args.data, args.turns))
-    lines = [f"{'tree':<12}{'add p50 ms':>12}{'bare p50 ms':>13}{'add/bare':>10}   per round"]
-    for label, results in runs.items():
-        ratios = [r["add"] / r["bare"] for r in results]
-        lines.append(
-            f"{label:<12}{statistics.median(r['add'] for r in results):>12.1f}"
-            f"{statistics.median(r['bare'] for r in results):>13.1f}"
-            f"{statistics.median(ratios):>9.2f}x   " + " ".join(f"{x:.2f}" for x in ratios)
-        )
-    command = "python benchmarks/write_cost.py --data {} {}--out {}".format(
+    lines = []
+    for what, bare, name in (("add", "bare", "p50"), ("search", "bare search", "p95")):
+        head = f"{what} {name} ms"
+        lines += [
+            f"{'tree':<12}{head:>14}{f'bare {name} ms':>14}{f'{what}/bare':>13}   per round",
+        ]
+        for label, results in runs.items():
+            ratios = [r[what] / r[bare] for r in results]
+            lines.append(
+                f"{label:<12}{statistics.median(r[what] for r in results):>14.1f}"
+                f"{statistics.median(r[bare] for r in results):>14.1f}"
+                f"{statistics.median(ratios):>12.2f}x   " + " ".join(f"{x:.2f}" for x in ratios)
+            )
+        lines.append("")
+    command = "python benchmarks/release_cost.py --data {} {}--out {}".format(
         args.data, "".join(f"--against {r} " for r in args.against), args.out
     )
     load = os.getloadavg()[0]
     intro = (
         f"First {args.turns} turns of the first conversation, one add each into a fresh SQLite "
-        f"file, then the same text embedded alone; {args.rounds} rounds, trees interleaved, "
-        f"each in its own process; torch 1 thread. {os.cpu_count()} cores, load average "
-        f"{load:.1f} at the end."
+        f"file, then the same text embedded alone; then each of its questions searched (hybrid, "
+        f"k=10), then embedded alone and looked up in a bare faiss index; {args.rounds} rounds, "
+        f"trees interleaved, each in its own process; torch 1 thread. {os.cpu_count()} cores, "
+        f"load average {load:.1f} at the end."
     )
-    text = "\n".join([command, "", intro, "", *lines]) + "\n"
+    text = "\n".join([command, "", intro, "", *lines]).rstrip() + "\n"
     if args.out:
         args.out.write_text(text)
     print(text)
