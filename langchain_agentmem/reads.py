@@ -70,13 +70,13 @@ class MemoryReads(MemoryCore):
 
     def _speakers(self, namespace: str, mode: str) -> Speakers:
         """The names a ``mode`` search takes out of a query, as this process's cache of the
-        namespace last saw them: no read of the store here, :meth:`_search` checks them
-        where it reads the store anyway."""
+        namespace last saw them (loaded when not cached): :meth:`_search` checks them where
+        it reads the store anyway."""
         if mode != "hybrid":
             return ()
         with self._cache.lock(namespace):
-            view = self._cache.peek(namespace)
-            return () if view is None else _speakers_of(view)
+            view = self._cache.peek(namespace) or self._live_view(namespace)
+            return _speakers_of(view)
 
     def _search(
         self,
