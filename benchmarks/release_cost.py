@@ -5,7 +5,8 @@ runs in its own process, rounds interleaved: the first ``--turns`` turns of a Lo
 conversation are added one by one to a fresh SQLite file (as ``agentmem bench`` stores them),
 and after each add the same text is embedded alone; then each of the conversation's
 questions is searched (hybrid, k=10) and, beside it, embedded alone and looked up in a bare
-faiss index of the same vectors (as ``agentmem bench`` times them). Ratios are of medians
+faiss index of the same vectors. The bare embedding is the model alone, as ``agentmem bench``
+calls it (``bench.runner._bare_encoder``). Ratios are of medians
 (add) and of 95th percentiles (search) within one process, so the trees are compared on the
 same cores at the same time; each figure is the median ratio over the rounds.
 
@@ -39,6 +40,7 @@ def measure(data: Path, turns: int) -> dict[str, float]:
     import torch
 
     from langchain_agentmem import AgentMemory
+    from langchain_agentmem.bench.runner import _bare_encoder
     from langchain_agentmem.index.text import reply_texts
     from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
 
@@ -54,7 +56,8 @@ def measure(data: Path, turns: int) -> dict[str, float]:
         tempfile.TemporaryDirectory() as tmp,
         AgentMemory(f"sqlite:///{Path(tmp) / 'cost.db'}") as memory,
     ):
-        memory.embeddings.embed_documents(["warm up"])
+        encode = _bare_encoder(memory)
+        encode("warm up")
         for i, turn in enumerate(conv.turns[:turns]):
             t0 = time.perf_counter()
             memory.add(
@@ -67,7 +70,7 @@ def measure(data: Path, turns: int) -> dict[str, float]:
             )
             adds.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            memory.embeddings.embed_documents([texts[i]])
+            encode(texts[i])
             bare.append(time.perf_counter() - t0)
         vectors = np.stack([r.embedding for r in memory.records("release-cost")]).astype("float32")
         index = faiss.IndexFlatIP(vectors.shape[1])
@@ -78,7 +81,7 @@ def measure(data: Path, turns: int) -> dict[str, float]:
             memory.search(q.question, namespace="release-cost", k=10)
             searches.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            query = np.asarray(memory.embeddings.embed_query(q.question), dtype="float32")
+            query = np.asarray(encode(q.question), dtype="float32")
             index.search(query.reshape(1, -1), 10)
             bare_searches.append(time.perf_counter() - t0)
     return {

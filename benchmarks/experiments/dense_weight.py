@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for conv in convs:
             found = per_question(conv, np.arange(len(conv.turns)), 10, config=config)
             recall[(w, conv.sample_id)] = [hit for _, hit, _ in found]
-            categories[conv.sample_id] = [category for category, _, _ in found]
+            categories.setdefault(conv.sample_id, [category for category, _, _ in found])
     ids = [c.sample_id for c in convs]
 
     def pooled(w: float, among: Sequence[str]) -> float:
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         mark = "  (shipped)" if w == shipped.dense_weight else ""
         lines.append(f"{w:<16g}{pooled(w, ids):>8.4f}   {per}{mark}")
     lines += ["", "per category, recall@10:"]
-    for w in (shipped.dense_weight, *sorted({0.2, 0.3} - {shipped.dense_weight})):
+    for w in WEIGHTS:
         lines.append(f"  {w:g} everywhere: {by_category(dict.fromkeys(ids, w))}")
     lines.append("")
     for among, label in ((WEIGHTS, "any weight"), (RARE_WORD_FIRST, "rare word first")):
