@@ -68,11 +68,12 @@ from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.newer_first import PAST_WORDS
+from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.index.text import lexical_counts
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.replies import asks, only_asks
-from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
+from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo, searched_as
 from langchain_agentmem.rl.retrieval import hybrid_results, replies
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -457,6 +458,10 @@ def tagged_results(
         )
         for i, t in enumerate(conv.turns)
     ]
+    asked = [
+        searched_as(conv, q.text) if config.named_speaker > 0 else NamedQuery(q.text)
+        for q in conv.questions
+    ]
     query_tags: dict[str, str] = {}
     if variant.words or variant.tags:
         for c, near in zip(counts, nearest(vectors, topics, variant.m, variant.floor), strict=True):
@@ -467,8 +472,8 @@ def tagged_results(
                     c[terms[j]] += variant.weight  # type: ignore[assignment]
     if variant.tags:
         qnear = nearest(conv.question_vectors, topics, variant.qm, variant.floor)
-        for q, near in zip(conv.questions, qnear, strict=True):
-            query_tags[q.text] = " ".join(terms[j] for j in near)
+        for a, near in zip(asked, qnear, strict=True):
+            query_tags[a.text] = " ".join(terms[j] for j in near)
     lexical = TaggedLexical(query_tags)
     lexical.add_counts(ids, counts)
     order = ThreadOrder()
@@ -483,7 +488,7 @@ def tagged_results(
         )
     return [
         hybrid_search(
-            q.text,
+            asked[qi].text,
             conv.question_vectors[qi],
             POOL,
             dense=dense,
@@ -497,8 +502,9 @@ def tagged_results(
                 conv.turns[rid].text,
             ),
             questions=questions,
+            named=asked[qi].named,
         )
-        for qi, q in enumerate(conv.questions)
+        for qi in range(len(conv.questions))
     ]
 
 
