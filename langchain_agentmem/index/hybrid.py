@@ -30,6 +30,10 @@ full score.
 Newer first: a later restatement of the same speaker's fact is placed just above the older
 record it restates (:mod:`langchain_agentmem.index.newer_first`).
 
+Near words: the query's content words bring their nearest words in the bundled model's
+embedding space, whose BM25 counts ``near_words`` (0.3) of the query's own
+(:mod:`langchain_agentmem.index.near_words`).
+
 Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
 searched without the name, in its words and its embedding ("What is their job?"), and that
 speaker's records gain ``named_speaker`` in base score, and another speaker's records that
@@ -47,6 +51,7 @@ import numpy as np
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import LexicalIndex, top_k
+from langchain_agentmem.index.near_words import near_words
 from langchain_agentmem.index.newer_first import Said, VectorLookup, newer_first, stack_vectors
 from langchain_agentmem.index.speakers import mention_pattern
 from langchain_agentmem.index.threads import ThreadOrder
@@ -96,6 +101,11 @@ class HybridConfig:
             speaker the query names ("Sounds awesome, John!" for "How often does John work
             out?"), in [0, 1]: the name left the query's words, so a turn addressed to or
             about the person no longer matches it (0: only their own records gain).
+        near_words: How much the words near the query's own count in BM25, in [0, 1],
+            against 1 for the query's words, over the ceiling of the query's own words:
+            each content word brings its nearest words in the bundled model's embedding
+            space ("partner": relationship, spouse, ...;
+            :mod:`~langchain_agentmem.index.near_words`). 0: off.
     """
 
     dense_weight: float = 0.25
@@ -110,6 +120,7 @@ class HybridConfig:
     question_weight: float = 0.7
     named_speaker: float = 0.1
     named_mention: float = 0.05
+    near_words: float = 0.3
 
     def __post_init__(self) -> None:
         for name in (
@@ -121,6 +132,7 @@ class HybridConfig:
             "question_weight",
             "named_speaker",
             "named_mention",
+            "near_words",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -232,7 +244,8 @@ def hybrid_search(
     """
     n = max(config.candidates, k)
     cosine = dict(dense.search(vector, n))
-    rids, lex = lexical.normalised(query)
+    widened = near_words(query) if config.near_words > 0 else ""
+    rids, lex = lexical.normalised(query, widened, config.near_words)
     pool = dict.fromkeys(cosine)
     pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
     lift = config.neighbour_lift

@@ -198,15 +198,26 @@ class LexicalIndex:
         """
         return sum(self._idf(t) for t in query_terms(query))
 
-    def normalised(self, query: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def normalised(
+        self, query: str, near: str = "", near_weight: float = 0.0
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Every slot's key with its BM25 score over :meth:`ceiling`, in [0, 1].
 
         The scale is absolute: the same match means the same score in every search.
+
+        Args:
+            query: The query.
+            near: Words near the query's (:mod:`~langchain_agentmem.index.near_words`):
+                their BM25, times ``near_weight``, adds to the query's own before it is
+                divided by the ceiling of the query's own words.
+            near_weight: How much the near words count, against 1 for the query's own.
         """
         rids, scores = self.scores(query)
         top = self.ceiling(query)
         if top <= 0 or not len(scores):
             return rids, np.zeros(len(rids), dtype=np.float32)
+        if near and near_weight > 0:
+            scores += np.float32(near_weight) * self.scores(near)[1]
         return rids, np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
 
     def positions(self) -> dict[int, int]:

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
+from langchain_agentmem.index.near_words import near_words
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.index.text import lexical_counts, reply_texts
 from langchain_agentmem.index.threads import ThreadOrder
@@ -170,7 +171,8 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     lexical = _lexical(conv, range(n), cfg)
     bm = np.zeros_like(cos)
     for qi, q in enumerate(conv.questions):
-        rids, scores = lexical.normalised(q.text)
+        near = near_words(q.text) if cfg.near_words > 0 else ""
+        rids, scores = lexical.normalised(q.text, near, cfg.near_words)
         if len(rids):
             bm[qi, rids] = scores
     w = cfg.dense_weight
