@@ -32,7 +32,9 @@ record it restates (:mod:`langchain_agentmem.index.newer_first`).
 
 Near words: the query's content words bring their nearest words in the bundled model's
 embedding space, whose BM25 counts ``near_words`` (0.3) of the query's own
-(:mod:`langchain_agentmem.index.near_words`).
+(:mod:`langchain_agentmem.index.near_words`). They rescore the candidates the query's own
+words and embedding found and bring none of their own (as many records are scored as
+without them).
 
 Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
 searched without the name, in its words and its embedding ("What is their job?"), and that
@@ -244,10 +246,12 @@ def hybrid_search(
     """
     n = max(config.candidates, k)
     cosine = dict(dense.search(vector, n))
-    widened = near_words(query) if config.near_words > 0 else ""
-    rids, lex = lexical.normalised(query, widened, config.near_words)
+    rids, lex = lexical.normalised(query)
     pool = dict.fromkeys(cosine)
     pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
+    widened = near_words(query) if config.near_words > 0 else ""
+    if widened:  # near words rescore the candidates; they bring none of their own
+        _, lex = lexical.normalised(query, widened, config.near_words)
     lift = config.neighbour_lift
     near: dict[int, list[int]] = {}
     if lift > 0:

@@ -8,7 +8,8 @@ cosine :data:`FLOOR` or more, other forms of the word itself left out
 (``partner``: partnership, relationship, lover, ...). A query's content words (stop words
 and capitalised names out) bring their near words; hybrid search counts their BM25 at
 ``HybridConfig.near_words`` (0.3) of what they would count as words of the query, over the
-ceiling of the query's own words (which they do not raise). The table is plain text (no
+ceiling of the query's own words (which they do not raise), on the candidates the query's
+own words and embedding found (they bring none of their own). The table is plain text (no
 pickle); words outside it bring nothing. Chosen leave-one-conversation-out in
 ``benchmarks/experiments/results/term_expansion.txt``.
 
