@@ -251,7 +251,7 @@ def hybrid_search(
     pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
     widened = near_words(query) if config.near_words > 0 else ""
     if widened:  # near words rescore the candidates; they bring none of their own
-        _, lex = lexical.normalised(query, widened, config.near_words)
+        lex = np.minimum(lex + lexical.near_gain(query, widened, config.near_words), 1.0)
     lift = config.neighbour_lift
     near: dict[int, list[int]] = {}
     if lift > 0:

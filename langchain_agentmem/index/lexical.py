@@ -216,9 +216,19 @@ class LexicalIndex:
         top = self.ceiling(query)
         if top <= 0 or not len(scores):
             return rids, np.zeros(len(rids), dtype=np.float32)
+        out = np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
         if near and near_weight > 0:
-            scores += np.float32(near_weight) * self.scores(near)[1]
-        return rids, np.clip(scores / np.float32(top), 0.0, 1.0).astype(np.float32)
+            out = np.minimum(out + self.near_gain(query, near, near_weight), np.float32(1.0))
+        return rids, out
+
+    def near_gain(self, query: str, near: str, near_weight: float) -> npt.NDArray[np.float32]:
+        """What ``near`` adds to :meth:`normalised` ``(query)``, slot by slot: its BM25 times
+        ``near_weight`` over the ceiling of ``query``'s own words (add it, then cap at 1)."""
+        top = self.ceiling(query)
+        _, scores = self.scores(near)
+        if top <= 0:
+            return np.zeros(len(scores), dtype=np.float32)
+        return (np.float32(near_weight) * scores / np.float32(top)).astype(np.float32)
 
     def positions(self) -> dict[int, int]:
         """Where each live key sits in the arrays :meth:`scores` returns (do not modify)."""
