@@ -28,7 +28,8 @@ does (``benchmarks/repeated_questions.py``); the record after it is still lifted
 full score.
 
 Newer first: a later restatement of the same speaker's fact is placed just above the older
-record it restates (:mod:`langchain_agentmem.index.newer_first`).
+record it restates, whether worded as a change, standing out as an answer, or told as news
+that mirrors the older statement (:mod:`langchain_agentmem.index.newer_first`).
 
 Near words: the query's content words bring their nearest words in the bundled model's
 embedding space, whose BM25 counts ``near_words`` (0.3) of the query's own
@@ -108,6 +109,13 @@ class HybridConfig:
             each content word brings its nearest words in the bundled model's embedding
             space ("partner": relationship, spouse, ...;
             :mod:`~langchain_agentmem.index.near_words`). 0: off.
+        pair_margin: Least margin (cosine over the candidates' background, as
+            ``restatement_margin``) at which a later statement counts as restating an
+            older one of its speaker without a change word or standing out, when the two
+            are each other's nearest across time ("Sam asked me out and I said yes." after
+            "I'm seeing Alex, we met at a friend's party."); ``math.inf``: off.
+        pair_words: Most words each statement of such a pair may hold: a long turn tells
+            many things, and its nearest turn shares a subject, not one fact.
     """
 
     dense_weight: float = 0.25
@@ -123,6 +131,8 @@ class HybridConfig:
     named_speaker: float = 0.1
     named_mention: float = 0.05
     near_words: float = 0.3
+    pair_margin: float = 0.2
+    pair_words: int = 16
 
     def __post_init__(self) -> None:
         for name in (
@@ -143,23 +153,22 @@ class HybridConfig:
                 )
             if not 0.0 <= value <= 1.0:
                 raise InvalidInputError(f"HybridConfig.{name} must be in [0, 1], got {value!r}")
-        standing = self.unmarked_standing
-        if isinstance(standing, bool) or not isinstance(standing, (int, float)):
-            raise InvalidTypeError(
-                f"HybridConfig.unmarked_standing must be a number >= 0, got {standing!r}"
-            )
-        if not standing >= 0.0:  # also refuses NaN
-            raise InvalidInputError(
-                f"HybridConfig.unmarked_standing must be >= 0 (math.inf: off), got {standing!r}"
-            )
-        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int):
-            raise InvalidTypeError(
-                f"HybridConfig.candidates must be an int >= 1, got {self.candidates!r}"
-            )
-        if self.candidates < 1:
-            raise InvalidInputError(
-                f"HybridConfig.candidates must be >= 1, got {self.candidates!r}"
-            )
+        for name in ("unmarked_standing", "pair_margin"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidTypeError(
+                    f"HybridConfig.{name} must be a number >= 0 (math.inf: off), got {value!r}"
+                )
+            if not value >= 0.0:  # also refuses NaN
+                raise InvalidInputError(
+                    f"HybridConfig.{name} must be >= 0 (math.inf: off), got {value!r}"
+                )
+        for name in ("candidates", "pair_words"):
+            count = getattr(self, name)
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise InvalidTypeError(f"HybridConfig.{name} must be an int >= 1, got {count!r}")
+            if count < 1:
+                raise InvalidInputError(f"HybridConfig.{name} must be >= 1, got {count!r}")
         for flag in ("dates", "newer_first"):
             if not isinstance(getattr(self, flag), bool):
                 raise InvalidTypeError(

@@ -11,7 +11,13 @@ changed twice is one chain: the latest statement goes above both). It must be cl
 "switched", ...), that is all; worded without one ("Picked up the new Kia from the dealer
 today."), it must also stand out among what its speaker said as an answer to the query:
 its cosine to the query at least ``unmarked_standing`` standard deviations above the mean of
-that speaker's candidates (the older record left out).
+that speaker's candidates (the older record left out), or mirror the older record: the two
+are short statements (``pair_words``) each other's nearest across time, the older the
+nearest to it among the speaker's older statements and it the nearest to the older among
+the later ones, closer than background by ``pair_margin`` ("Sam asked me out and I said
+yes." after "I'm seeing Alex, we met at a friend's party."; :func:`nearest_pairs`). A long
+turn tells many things, and its nearest turn shares a subject rather than one fact, so it
+never pairs; a word-for-word repeat pairs with its copy but is not placed above it.
 Only questions that ask for one present value are reordered (:func:`asks_current_value`):
 questions in the past tense, about what was "before", asking for a list or a count ("What
 books has she read?", "What are his hobbies?", "How many ..."), asking when, why or what
@@ -124,6 +130,11 @@ def asks_current_value(query: str) -> bool:
     return not (word.endswith("s") and not word.endswith("ss") and word not in NOT_PLURAL)
 
 
+MIN_BACKGROUND = 3
+"""Fewest other records a comparison needs: a standing (a speaker's candidates besides
+the record and the one it passes over) or a pair's background (candidates besides the
+pair)."""
+
 Said = tuple[str | None, float, str]
 """Who said a record (speaker or role; ``None``: unknown), when (epoch seconds), its text."""
 
@@ -151,7 +162,8 @@ def newer_first(
     record, and be closer to the older record than background by ``restatement_margin``.
     A statement worded without a change word (:func:`is_restatement`) must also stand
     ``unmarked_standing`` standard deviations above its speaker's mean query cosine, the
-    older record left out (:func:`standing`).
+    older record left out (:func:`standing`), or pair with the older record
+    (:func:`nearest_pairs`, ``pair_margin``, ``pair_words``).
     Questions that do not ask for one present value are left as they are
     (:func:`asks_current_value`).
     """
@@ -174,18 +186,37 @@ def newer_first(
         vectors = stack_vectors(keys, embeddings_of)
         cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
         stands = (standing(cosine, speaker) >= config.unmarked_standing) & statement[:, None]
-    newer = np.flatnonzero(cued | stands.any(axis=1)).tolist()
-    if not newer:
-        return scores
-    if vectors is None:
-        vectors = stack_vectors(keys, embeddings_of)
-    sims = (vectors[newer] @ vectors.T).astype(np.float64)
-    margin = sims - background(vectors, newer, sims)
-    base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
     # Position in time of each key, for vectorised masks.
     chronological = sorted(range(len(keys)), key=lambda i: (said[i][1], keys[i]))
     when = np.empty(len(keys), dtype=np.int64)
     when[chronological] = np.arange(len(keys))
+    # paired[b, a]: whether b and a are short statements of one speaker nearest across time.
+    paired = np.zeros((len(keys), len(keys)), dtype=bool)
+    margins: np.ndarray | None = None  # every pair's, when pairing needs them all
+    if np.isfinite(config.pair_margin) and len(keys) - 2 >= MIN_BACKGROUND:
+        if vectors is None:
+            vectors = stack_vectors(keys, embeddings_of)
+        sims = (vectors @ vectors.T).astype(np.float64)
+        margins = sims - background(vectors, list(range(len(keys))), sims)
+        short = np.fromiter(
+            (len(text.split()) <= config.pair_words for _, _, text in said),
+            dtype=bool,
+            count=len(keys),
+        )
+        paired = nearest_pairs(
+            margins, statement & short, speaker, when, [text for _, _, text in said]
+        ) & (margins >= config.pair_margin)
+    newer = np.flatnonzero(cued | stands.any(axis=1) | paired.any(axis=1)).tolist()
+    if not newer:
+        return scores
+    if margins is not None:
+        margin = margins[newer]
+    else:
+        if vectors is None:
+            vectors = stack_vectors(keys, embeddings_of)
+        sims = (vectors[newer] @ vectors.T).astype(np.float64)
+        margin = sims - background(vectors, newer, sims)
+    base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
     placed = base.copy()
     # The base score of the best record of each key's chain (its own, until it joins one).
     best = base.copy()
@@ -196,7 +227,7 @@ def newer_first(
             (when < when[b])
             & (speaker == speaker[b])
             & (margin[row] >= config.restatement_margin)
-            & (cued[b] | stands[b])
+            & (cued[b] | stands[b] | paired[b])
             & (placed > placed[b])
             & (base[b] >= rho * best)
         )
@@ -237,7 +268,7 @@ def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
         mean = (total[:, None] - c[None, :]) / rest
         variance = (squares[:, None] - (c * c)[None, :]) / rest - mean * mean
         out = (c[:, None] - mean) / np.sqrt(variance)
-    valid = same & (rest >= 3) & (variance > 1e-12)
+    valid = same & (rest >= MIN_BACKGROUND) & (variance > 1e-12)
     return np.where(valid, out, -np.inf)
 
 
@@ -262,4 +293,44 @@ def background(vectors: np.ndarray, rows: list[int], sims: np.ndarray) -> np.nda
     own = (total[rows][:, None] - sims) / others
     theirs = (total[None, :] - sims) / others
     out: np.ndarray = (own + theirs) / 2
+    return out
+
+
+def nearest_pairs(
+    margins: np.ndarray,
+    eligible: np.ndarray,
+    speaker: np.ndarray,
+    when: np.ndarray,
+    texts: list[str],
+) -> np.ndarray:
+    """Which later statements mirror an older one of their speaker: nearest both ways.
+
+    Args:
+        margins: ``(n, n)`` cosine over background of every pair (:func:`background`).
+        eligible: Which candidates may pair (statements short enough to hold one fact).
+        speaker: One code per candidate's speaker.
+        when: Each candidate's position in time.
+        texts: Each candidate's text. A repeat of the same words pairs with its copy (so it
+            pairs with nothing else) but is never placed above it.
+
+    Returns:
+        ``(n, n)``: at ``[b, a]``, whether ``a`` is the older eligible record of ``b``'s
+        speaker with the highest margin to ``b``, ``b`` the later one with the highest
+        margin to ``a``, and their words differ.
+    """
+    ok = (
+        eligible[:, None]
+        & eligible[None, :]
+        & (speaker[:, None] == speaker[None, :])
+        & (when[:, None] > when[None, :])
+    )
+    m = np.where(ok, margins, -np.inf)
+    mutual = (m >= m.max(axis=1, keepdims=True)) & (m >= m.max(axis=0, keepdims=True))
+    codes: dict[str, int] = {}
+    words = np.fromiter(
+        (codes.setdefault(" ".join(t.casefold().split()), len(codes)) for t in texts),
+        dtype=np.int64,
+        count=len(texts),
+    )
+    out: np.ndarray = ok & mutual & (words[:, None] != words[None, :])
     return out

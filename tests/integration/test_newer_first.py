@@ -78,6 +78,14 @@ UNWORDED = [
 ]
 """Changes worded without a change word: the later statement only implies the new value."""
 
+NEWS = (
+    "I'm seeing Alex, we met at a friend's party.",
+    "Sam asked me out and I said yes.",
+    "Who is my partner?",
+)
+"""A change told as news: no change word, an ordinary cosine to the question, but the two
+statements are each other's nearest among the user's records."""
+
 DAYS = [
     "The weather was grey all week.",
     "I watched a documentary about octopuses.",
@@ -274,7 +282,9 @@ def test_a_change_without_a_change_word_ranks_first(
 ) -> None:
     """It stands out among the user's other records as an answer, and is close to the old."""
     worded_only = AgentMemory(
-        ":memory:", embeddings=embeddings, hybrid=HybridConfig(unmarked_standing=math.inf)
+        ":memory:",
+        embeddings=embeddings,
+        hybrid=HybridConfig(unmarked_standing=math.inf, pair_margin=math.inf),
     )
     ranked = AgentMemory(":memory:", embeddings=embeddings)
     for mem in (worded_only, ranked):
@@ -298,10 +308,34 @@ def test_an_unworded_statement_about_something_else_does_not_pass_over_the_fact(
     assert memory.search(now, namespace="u", k=1)[0].text == old
 
 
+def test_a_change_told_as_news_passes_over_the_statement_it_mirrors(
+    embeddings: Embeddings,
+) -> None:
+    old, new, now = NEWS
+    unpaired = AgentMemory(
+        ":memory:", embeddings=embeddings, hybrid=HybridConfig(pair_margin=math.inf)
+    )
+    ranked = AgentMemory(":memory:", embeddings=embeddings)
+    long_only = AgentMemory(":memory:", embeddings=embeddings, hybrid=HybridConfig(pair_words=5))
+    for mem in (unpaired, ranked, long_only):
+        remember_in_order(mem, [old, *DAYS[:6], new, *DAYS[6:]])
+    found = [r.text for r in unpaired.search(now, namespace="u", k=5)]
+    assert found[0] == old and new not in found  # what pairing changes
+    found = [r.text for r in ranked.search(now, namespace="u", k=5)]
+    assert found[:2] == [new, old]  # the older statement stays, just below
+    found = [r.text for r in long_only.search(now, namespace="u", k=5)]
+    assert found[0] == old and new not in found  # statements over pair_words never pair
+    before = "Who was my partner before Sam?"
+    assert not asks_current_value(before)
+    back = [r.text for r in ranked.search(before, namespace="u", k=5)]
+    assert back == [r.text for r in unpaired.search(before, namespace="u", k=5)]
+
+
 def test_a_small_memory_has_too_few_records_to_tell_an_unworded_change(
     embeddings: Embeddings,
 ) -> None:
-    """Standing needs the speaker's other records: with three, only worded changes count."""
+    """Standing and pairing measure against other records: with three, only worded changes
+    count."""
     old, new, now = UNWORDED[2]
     plain, ranked = plain_and_ranked(
         embeddings, lambda mem: remember_in_order(mem, [old, DAYS[0], new])

@@ -228,6 +228,15 @@ def test_bad_hybrid_config_is_refused() -> None:
     with pytest.raises(InvalidTypeError, match="unmarked_standing must be a number"):
         HybridConfig(unmarked_standing=True)
     assert HybridConfig(unmarked_standing=float("inf")).unmarked_standing == float("inf")
+    with pytest.raises(InvalidInputError, match=r"pair_margin must be >= 0 \(math.inf"):
+        HybridConfig(pair_margin=-0.1)
+    with pytest.raises(InvalidTypeError, match="pair_margin must be a number"):
+        HybridConfig(pair_margin="0.2")  # type: ignore[arg-type]
+    assert HybridConfig(pair_margin=float("inf")).pair_margin == float("inf")
+    with pytest.raises(InvalidInputError, match="pair_words must be >= 1"):
+        HybridConfig(pair_words=0)
+    with pytest.raises(InvalidTypeError, match="pair_words must be an int"):
+        HybridConfig(pair_words=16.5)  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="newer_first must be a bool"):
         HybridConfig(newer_first="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="hybrid must be a HybridConfig"):
