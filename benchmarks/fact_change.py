@@ -4,11 +4,12 @@ Conversations in which a person states a fact and later a new value of it ("I'm 
 Alex" ... "Sam asked me out and I said yes"), then questions for the current value ("Who is
 Rosa seeing?") and for the one before ("Who was Rosa seeing before Sam?"). Six generated
 sets (``rl.synthetic_conversations``; each written apart from the rules tuned on the ones
-before it, see ``experiments/recency_ablation.py``) and one written by hand in phrasings of
-its own (``data/aboutness_facts.json``). Each conversation is ingested turn by turn into its
-own namespace of one SQLite memory, exactly as ``agentmem bench locomo`` does ("Name: text",
-the speaker in ``metadata``, one thread per session, the session date), every turn kept,
-and each question searched with the shipped defaults, k=5:
+before it, see ``experiments/recency_ablation.py``) and two written by hand in phrasings of
+their own (``data/aboutness_facts.json``; ``data/news_facts.json``, most changes told as news
+without a change word, written after pairs were chosen). Each conversation is ingested turn
+by turn into its own namespace of one SQLite memory, exactly as ``agentmem bench locomo``
+does ("Name: text", the speaker in ``metadata``, one thread per session, the session date),
+every turn kept, and each question searched with the shipped defaults, k=5:
 
 - cur@1 / cur@5: the current statement first / in the top 5 (questions for a current value);
 - stale>cur: of those whose fact changed, the share with an older statement of it above the
@@ -43,6 +44,7 @@ from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 
 HAND = Path(__file__).resolve().parent / "data" / "aboutness_facts.json"
+NEWS = Path(__file__).resolve().parent / "data" / "news_facts.json"
 SETS = (
     ("tuned", "tuned", 0),
     ("held out", "heldout", 1),
@@ -129,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     raws = {name: generate(args.n, seed=seed, slots=SLOT_SETS[slots]) for name, slots, seed in SETS}
     raws["hand"] = json.loads(HAND.read_text())
+    raws["news"] = json.loads(NEWS.read_text())
     rows: dict[str, list[Counts]] = {}
     with tempfile.TemporaryDirectory() as tmp, AgentMemory(f"sqlite:///{Path(tmp) / 'f.db'}") as m:
         for name, raw in raws.items():
@@ -145,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             + "".join(f"{x:>8.3f}" for x in figures[:2])
             + f"{figures[2]:>11.3f}{figures[3]:>10.3f}"
         )
-    generated = [c.figures()[1] for name, pc in rows.items() if name != "hand" for c in pc]
+    sets = {name for name, *_ in SETS}
+    generated = [c.figures()[1] for name, pc in rows.items() if name in sets for c in pc]
     lines += [
         "",
         f"cur@5 over the {len(generated)} generated conversations: mean "
@@ -156,7 +160,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     intro = (
         "Every turn kept, k=5, AgentMemory with its defaults on SQLite, ingested as agentmem "
         "bench does. hand: benchmarks/data/aboutness_facts.json, written apart from the "
-        f"generator. Ran in {time.perf_counter() - start:.0f} s."
+        "generator; news: benchmarks/data/news_facts.json, written by hand after pairs were "
+        "chosen and measured once they were fixed, most changes told as news. Ran in "
+        f"{time.perf_counter() - start:.0f} s."
     )
     text = "\n".join([command, "", intro, "", *lines]) + "\n"
     if args.out:

@@ -1,11 +1,12 @@
 """What newer-first ranking adds to a hybrid search, side by side in one run.
 
 For each conversation (every turn kept, one namespace), every question is searched with
-three configurations, rounds interleaved: plain hybrid (``newer_first=False``), worded
-changes only (``unmarked_standing=inf``, the earlier release's rule) and the shipped
-default. Each pass also builds the conversation's indexes, the same for all three, so the
-difference of medians divided by the number of questions is what the ranking step adds per
-search. LoCoMo dev (few questions ask for one present value) and the seeded fact-change
+four configurations, rounds interleaved: plain hybrid (``newer_first=False``), worded
+changes only (``unmarked_standing=inf, pair_margin=inf``, the earlier release's rule), no
+pairs (``pair_margin=inf``, the release before pairs) and the shipped default. Each pass
+also builds the conversation's indexes, the same for all four, so the difference of
+medians divided by the number of questions is what the ranking step adds per search.
+LoCoMo dev (few questions ask for one present value) and the seeded fact-change
 conversations (many do).
 
 Usage::
@@ -38,7 +39,8 @@ from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, w
 
 CONFIGS = (
     ("plain", HybridConfig(newer_first=False)),
-    ("worded only", HybridConfig(unmarked_standing=math.inf)),
+    ("worded only", HybridConfig(unmarked_standing=math.inf, pair_margin=math.inf)),
+    ("no pairs", HybridConfig(pair_margin=math.inf)),
     ("default", HybridConfig()),
 )
 ROUNDS = 7
@@ -58,7 +60,7 @@ def per_search_ms(convs: list[Conversation]) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Time the three configurations on LoCoMo and on the fact-change sets."""
+    """Time the configurations on LoCoMo and on the fact-change sets."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", required=True, help="LoCoMo JSON file")
     parser.add_argument("--out", help="text file for the table")

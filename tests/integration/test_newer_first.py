@@ -323,6 +323,10 @@ def test_a_change_told_as_news_passes_over_the_statement_it_mirrors(
     assert found[0] == old and new not in found  # what pairing changes
     found = [r.text for r in ranked.search(now, namespace="u", k=5)]
     assert found[:2] == [new, old]  # the older statement stays, just below
+    # News that matches the question far less than the older statement stays below
+    # (restatement_relevance): "seeing" is the older statement's word, not the news's.
+    found = [r.text for r in ranked.search("Who am I seeing?", namespace="u", k=5)]
+    assert found[0] == old and new not in found
     found = [r.text for r in long_only.search(now, namespace="u", k=5)]
     assert found[0] == old and new not in found  # statements over pair_words never pair
     before = "Who was my partner before Sam?"
