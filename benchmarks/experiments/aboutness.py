@@ -64,17 +64,13 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
-from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
+from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.newer_first import PAST_WORDS
 from langchain_agentmem.index.speakers import NamedQuery
-from langchain_agentmem.index.text import lexical_counts
-from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.locomo import CATEGORIES
-from langchain_agentmem.replies import asks, only_asks
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo, searched_as
-from langchain_agentmem.rl.retrieval import hybrid_results, replies
+from langchain_agentmem.rl.retrieval import hybrid_results, turn_counts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from question_records import recalls
@@ -440,31 +436,19 @@ def tagged_results(
     vocab: tuple[list[str], list[Counter[str]]],
     config: HybridConfig,
 ) -> list[list[tuple[int, float]]]:
-    """As :func:`~langchain_agentmem.rl.retrieval.hybrid_results` (every turn kept), with the
+    """:func:`~langchain_agentmem.rl.retrieval.hybrid_results` (every turn kept), with the
     variant's hidden terms in the lexical index and its queries."""
     terms, words = vocab
     ids = list(range(len(conv.turns)))
-    vectors = conv.turn_vectors
-    dense = DenseIndex(vectors.shape[1])
-    dense.add(ids, vectors)
-    reply = replies(conv)
-    counts = [
-        lexical_counts(
-            t.text,
-            t.timestamp,
-            dates=config.dates,
-            reply_to=reply[i],
-            reply_weight=config.reply_weight,
-        )
-        for i, t in enumerate(conv.turns)
-    ]
+    counts = turn_counts(conv, ids, config)
     asked = [
         searched_as(conv, q.text) if config.named_speaker > 0 else NamedQuery(q.text)
         for q in conv.questions
     ]
     query_tags: dict[str, str] = {}
     if variant.words or variant.tags:
-        for c, near in zip(counts, nearest(vectors, topics, variant.m, variant.floor), strict=True):
+        near_topics = nearest(conv.turn_vectors, topics, variant.m, variant.floor)
+        for c, near in zip(counts, near_topics, strict=True):
             for j in near:
                 if variant.words:
                     c.update(words[j])
@@ -476,36 +460,7 @@ def tagged_results(
             query_tags[a.text] = " ".join(terms[j] for j in near)
     lexical = TaggedLexical(query_tags)
     lexical.add_counts(ids, counts)
-    order = ThreadOrder()
-    questions = {i for i in ids if only_asks(conv.turns[i].text)}
-    for i, turn in enumerate(conv.turns):
-        order.add(
-            i,
-            f"session-{turn.session}",
-            turn.timestamp,
-            asks=i in questions or asks(turn.text),
-            speaker=turn.speaker,
-        )
-    return [
-        hybrid_search(
-            asked[qi].text,
-            conv.question_vectors[qi],
-            POOL,
-            dense=dense,
-            lexical=lexical,
-            order=order,
-            embeddings_of=lambda rids: vectors[rids],
-            config=config,
-            said_of=lambda rid: (
-                conv.turns[rid].speaker,
-                conv.turns[rid].timestamp,
-                conv.turns[rid].text,
-            ),
-            questions=questions,
-            named=asked[qi].named,
-        )
-        for qi in range(len(conv.questions))
-    ]
+    return hybrid_results(conv, ids, POOL, config, queries=asked, lexical=lexical)
 
 
 SAME_TAG_TOP = 20

@@ -55,17 +55,13 @@ import numpy.typing as npt
 from bm25s.stopwords import STOPWORDS_EN
 
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts
-from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
+from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.newer_first import content_words
 from langchain_agentmem.index.speakers import NamedQuery
-from langchain_agentmem.index.text import lexical_counts
-from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.locomo import CATEGORIES
-from langchain_agentmem.replies import asks, only_asks
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo, searched_as
-from langchain_agentmem.rl.retrieval import hybrid_results, replies
+from langchain_agentmem.rl.retrieval import hybrid_results, turn_counts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aboutness import HAND, TaggedLexical, locomo_summary
@@ -176,27 +172,14 @@ def record_terms(
 def expanded_results(
     conv: Conversation, vocab: Vocabulary, variant: Variant, config: HybridConfig
 ) -> list[list[tuple[int, float]]]:
-    """As :func:`~langchain_agentmem.rl.retrieval.hybrid_results` (every turn kept), with
-    the variant's hidden words in the lexical index and its queries."""
+    """:func:`~langchain_agentmem.rl.retrieval.hybrid_results` (every turn kept), with the
+    variant's hidden words in the lexical index and its queries."""
     ids = list(range(len(conv.turns)))
-    vectors = conv.turn_vectors
-    dense = DenseIndex(vectors.shape[1])
-    dense.add(ids, vectors)
-    reply = replies(conv)
-    counts = [
-        lexical_counts(
-            t.text,
-            t.timestamp,
-            dates=config.dates,
-            reply_to=reply[i],
-            reply_weight=config.reply_weight,
-        )
-        for i, t in enumerate(conv.turns)
-    ]
+    counts = turn_counts(conv, ids, config)
     if variant.m:
         for i, c in enumerate(counts):
             extra = record_terms(
-                vocab, conv.turns[i].text, vectors[i], variant.m, variant.record_floor
+                vocab, conv.turns[i].text, conv.turn_vectors[i], variant.m, variant.record_floor
             )
             c.update(Counter(t for w in extra for t in tokenize(w)))
     asked = [
@@ -213,36 +196,7 @@ def expanded_results(
         TaggedLexical(query_extra) if variant.mix == 1.0 else MixedLexical(query_extra, variant.mix)
     )
     lexical.add_counts(ids, counts)
-    order = ThreadOrder()
-    questions = {i for i in ids if only_asks(conv.turns[i].text)}
-    for i, turn in enumerate(conv.turns):
-        order.add(
-            i,
-            f"session-{turn.session}",
-            turn.timestamp,
-            asks=i in questions or asks(turn.text),
-            speaker=turn.speaker,
-        )
-    return [
-        hybrid_search(
-            asked[qi].text,
-            conv.question_vectors[qi],
-            POOL,
-            dense=dense,
-            lexical=lexical,
-            order=order,
-            embeddings_of=lambda rids: vectors[rids],
-            config=config,
-            said_of=lambda rid: (
-                conv.turns[rid].speaker,
-                conv.turns[rid].timestamp,
-                conv.turns[rid].text,
-            ),
-            questions=questions,
-            named=asked[qi].named,
-        )
-        for qi in range(len(conv.questions))
-    ]
+    return hybrid_results(conv, ids, POOL, config, queries=asked, lexical=lexical)
 
 
 def variants() -> list[Variant]:

@@ -12,6 +12,7 @@ of that table costs microseconds, so an episode still runs at thousands of steps
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,22 +58,27 @@ def turn_metadata(conv: Conversation) -> list[dict[str, Any]]:
     return out
 
 
+def turn_counts(
+    conv: Conversation, kept: Sequence[int], config: HybridConfig
+) -> list[Counter[str]]:
+    """Each kept turn's terms as ``AgentMemory``'s lexical index counts them (its text,
+    date and the question it answers, as ``config`` says)."""
+    reply = replies(conv)
+    return [
+        lexical_counts(
+            conv.turns[i].text,
+            conv.turns[i].timestamp,
+            dates=config.dates,
+            reply_to=reply[i],
+            reply_weight=config.reply_weight,
+        )
+        for i in kept
+    ]
+
+
 def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:
     index = LexicalIndex()
-    reply = replies(conv)
-    index.add_counts(
-        list(kept),
-        [
-            lexical_counts(
-                conv.turns[i].text,
-                conv.turns[i].timestamp,
-                dates=config.dates,
-                reply_to=reply[i],
-                reply_weight=config.reply_weight,
-            )
-            for i in kept
-        ],
-    )
+    index.add_counts(list(kept), turn_counts(conv, kept, config))
     return index
 
 
@@ -82,6 +88,7 @@ def hybrid_results(
     k: int,
     config: HybridConfig | None = None,
     queries: Sequence[NamedQuery] | None = None,
+    lexical: LexicalIndex | None = None,
 ) -> list[list[tuple[int, float]]]:
     """Per question, ``(turn index, score)`` of what hybrid search returns, best first.
 
@@ -93,6 +100,8 @@ def hybrid_results(
         queries: Each question as searched, matching ``conv.question_vectors`` (default:
             :func:`~langchain_agentmem.rl.data.searched_as`, or the question as written
             when ``config.named_speaker`` is 0).
+        lexical: The kept turns' lexical index (default: built from :func:`turn_counts`;
+            an experiment passes one that reads other terms).
     """
     cfg = config or HybridConfig()
     ids = [int(i) for i in np.asarray(kept, dtype=np.int64).tolist()]
@@ -101,7 +110,8 @@ def hybrid_results(
     vectors = conv.turn_vectors
     dense = DenseIndex(vectors.shape[1])
     dense.add(ids, vectors[ids])
-    lexical = _lexical(conv, ids, cfg)
+    if lexical is None:
+        lexical = _lexical(conv, ids, cfg)
     order = ThreadOrder()
     questions = {i for i in ids if only_asks(conv.turns[i].text)}
     asked = (
