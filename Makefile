@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check langchain_agentmem tests benchmarks
 	$(VENV)/bin/mypy
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check langchain_agentmem tests benchmarks
