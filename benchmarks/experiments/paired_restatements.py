@@ -20,6 +20,12 @@ the shipped search:
   not "same fact"); a repeat of the same words is never placed above its copy. The shipped
   defaults are marked.
 
+With ``--directions``, the variants are instead which way the two must be nearest, at
+each margin with the shipped word limit: ``both`` (shipped), ``later`` (the older one is
+the later one's nearest among its speaker's older statements; the later one need not be
+the older one's nearest) and ``older`` (the later one is the older one's nearest among the
+later ones).
+
 Sets: the six fact-change sets of :mod:`recency_ablation`, the hand-written one, a second
 one written by hand after the defaults were fixed (``news``: most changes told as news,
 none of its figures seen before), and LoCoMo evidence recall of categories 1-4. Choices
@@ -44,12 +50,14 @@ import json
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from langchain_agentmem.index import newer_first
 from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
@@ -65,18 +73,83 @@ NEWS = HAND.parent / "news_facts.json"
 MARGINS = (0.15, 0.2, 0.25, 0.3)
 WORDS = (12, 16, 24, 32, 10_000)
 NONE = "no pairs"
+DIRECTIONS = ("both", "later", "older")
+"""Which way two statements must be nearest to pair (``both``: as shipped)."""
+
+PairRule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]], np.ndarray]
+"""The signature of :func:`~langchain_agentmem.index.newer_first.nearest_pairs`."""
+
+Variant = tuple[HybridConfig, str]
+"""Search settings and the direction pairs are read in."""
 
 
-def variants() -> dict[str, HybridConfig]:
-    """Each variant's name and search settings, the search without pairs first."""
+def variants(directions: bool = False) -> dict[str, Variant]:
+    """Each variant's name, search settings and pair direction, no pairs first.
+
+    Args:
+        directions: Vary the direction of pairs at each margin (shipped word limit)
+            instead of the margin and word limit.
+    """
     before = replace(HybridConfig(), pair_margin=math.inf)
-    out = {NONE: before}
+    out: dict[str, Variant] = {NONE: (before, "both")}
     for margin in MARGINS:
-        for words in WORDS:
+        grid = (
+            [(d, HybridConfig().pair_words) for d in DIRECTIONS]
+            if directions
+            else [("both", w) for w in WORDS]
+        )
+        for direction, words in grid:
             config = replace(before, pair_margin=margin, pair_words=words)
-            label = f"margin {margin}, words {'any' if words >= 10_000 else words}"
-            out[label + (" (default)" if config == HybridConfig() else "")] = config
+            shipped = config == HybridConfig() and direction == "both"
+            label = (
+                f"{direction}, margin {margin}"
+                if directions
+                else f"margin {margin}, words {'any' if words >= 10_000 else words}"
+            )
+            out[label + (" (default)" if shipped else "")] = (config, direction)
     return out
+
+
+def one_way_pairs(direction: str) -> PairRule:
+    """:func:`~langchain_agentmem.index.newer_first.nearest_pairs`, nearest one way only.
+
+    ``later``: the older statement is the later one's nearest; ``older``: the later one is
+    the older one's nearest.
+    """
+
+    def pairs(
+        margins: np.ndarray,
+        eligible: np.ndarray,
+        speaker: np.ndarray,
+        when: np.ndarray,
+        texts: list[str],
+    ) -> np.ndarray:
+        ok = (
+            eligible[:, None]
+            & eligible[None, :]
+            & (speaker[:, None] == speaker[None, :])
+            & (when[:, None] > when[None, :])
+        )
+        m = np.where(ok, margins, -np.inf)
+        axis = 1 if direction == "later" else 0
+        words = [" ".join(t.casefold().split()) for t in texts]
+        differ = np.array([[a != b for b in words] for a in words], dtype=bool)
+        out: np.ndarray = ok & (m >= m.max(axis=axis, keepdims=True)) & differ
+        return out
+
+    return pairs
+
+
+@contextmanager
+def pairing(direction: str) -> Iterator[None]:
+    """Newer-first reads pairs in ``direction`` inside the ``with`` block."""
+    shipped = newer_first.nearest_pairs
+    if direction != "both":
+        newer_first.nearest_pairs = one_way_pairs(direction)
+    try:
+        yield
+    finally:
+        newer_first.nearest_pairs = shipped
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -85,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", required=True, help="LoCoMo JSON file")
     parser.add_argument("--n", type=int, default=6, help="synthetic conversations per set")
     parser.add_argument("--out", help="text file for the results")
+    parser.add_argument(
+        "--directions", action="store_true", help="vary which way pairs are nearest"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     raw, sets = embedded_sets(args.n)
@@ -95,12 +171,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     names = [*generated, "hand", "news"]
     locomo = embed_conversations(load_locomo(args.data))
     every: list[Conversation] = [c for name in names for c in sets[name]] + locomo
-    configs = variants()
+    configs = variants(args.directions)
     pools: dict[str, Pools] = {}
-    for label, config in configs.items():
-        pools[label] = {
-            c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, config) for c in every
-        }
+    for label, (config, direction) in configs.items():
+        with pairing(direction):
+            pools[label] = {
+                c.sample_id: hybrid_results(c, range(len(c.turns)), POOL, config) for c in every
+            }
     facts = {
         label: {s: fact_scores(sets[s], raw[s], ranker(pools[label])) for s in names}
         for label in configs
@@ -188,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         + ".",
     ]
-    default = next(label for label, config in configs.items() if config == HybridConfig())
+    default = next(label for label in configs if label.endswith("(default)"))
     for label in (NONE, default):
         per_conv = [
             fact_scores([c], raw[s], ranker(pools[label])) for s in generated for c in sets[s]
