@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -124,17 +125,12 @@ def one_way_pairs(direction: str) -> PairRule:
         when: np.ndarray,
         texts: list[str],
     ) -> np.ndarray:
-        ok = (
-            eligible[:, None]
-            & eligible[None, :]
-            & (speaker[:, None] == speaker[None, :])
-            & (when[:, None] > when[None, :])
-        )
+        ok = newer_first.pair_candidates(eligible, speaker, when)
         m = np.where(ok, margins, -np.inf)
         axis = 1 if direction == "later" else 0
-        words = [" ".join(t.casefold().split()) for t in texts]
-        differ = np.array([[a != b for b in words] for a in words], dtype=bool)
-        out: np.ndarray = ok & (m >= m.max(axis=axis, keepdims=True)) & differ
+        out: np.ndarray = (
+            ok & (m >= m.max(axis=axis, keepdims=True)) & newer_first.words_differ(texts)
+        )
         return out
 
     return pairs
@@ -152,6 +148,60 @@ def pairing(direction: str) -> Iterator[None]:
         newer_first.nearest_pairs = shipped
 
 
+FactSets = tuple[dict[str, Any], dict[str, list[Conversation]], list[str], list[Conversation]]
+"""Raw fact-change sets by name, the same embedded, the set names, LoCoMo embedded."""
+
+
+def fact_sets(n: int, data: str) -> FactSets:
+    """The six generated sets (``n`` conversations each), both hand-written ones and LoCoMo."""
+    raw, sets = embedded_sets(n)
+    for name, path in (("hand", HAND), ("news", NEWS)):
+        raw[name] = json.loads(path.read_text(encoding="utf-8"))
+        sets[name] = embed_conversations(load_locomo(path))
+    names = [*(name for name, *_ in SETS), "hand", "news"]
+    return raw, sets, names, embed_conversations(load_locomo(data))
+
+
+def variant_rows(
+    labels: Sequence[str],
+    facts: dict[str, dict[str, Sequence[float]]],
+    locomo: dict[str, Sequence[float]],
+    names: Sequence[str],
+) -> list[str]:
+    """A header and a row a variant: each set's four figures, then LoCoMo's."""
+    width = max(map(len, labels)) + 2
+    head = (
+        f"{'variant':<{width}}"
+        + "".join(f"{s + ': cur@1 cur@5 st>cur bef@5':>33}" for s in names)
+        + "".join(f"{lab:>12}" for lab in ["R@1", "R@5", "R@10", *CATEGORIES.values()])
+    )
+    lines = [head, "-" * len(head)]
+    for label in labels:
+        row = f"{label:<{width}}"
+        for s in names:
+            c1, c5, st, b5 = facts[label][s]
+            row += f"{c1:>14.3f} {c5:>5.3f} {st:>6.3f} {b5:>5.3f}"
+        lines.append(row + "".join(f"{v:>12.4f}" for v in locomo[label]))
+    return lines
+
+
+def write_result(
+    out: str, script: str, argv: Sequence[str] | None, n: int, started: float, text: str
+) -> None:
+    """The result file: the command that made it, what was measured, ``text``."""
+    command = f"python benchmarks/experiments/{script} " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    intro = (
+        f"Every turn kept, k=5; {n} conversations per generated set; hand: "
+        "benchmarks/data/aboutness_facts.json; news: benchmarks/data/news_facts.json. "
+        "Columns as in recency_ablation.txt; LoCoMo: "
+        "evidence recall of categories 1-4 (R@10 per category). Ran in "
+        f"{time.perf_counter() - started:.0f} s."
+    )
+    Path(out).write_text(f"{command}\n\n{intro}\n\n{text}\n", encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Score every variant; choose inside folds; print and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -163,13 +213,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    raw, sets = embedded_sets(args.n)
-    for name, path in (("hand", HAND), ("news", NEWS)):
-        raw[name] = json.loads(path.read_text(encoding="utf-8"))
-        sets[name] = embed_conversations(load_locomo(path))
+    raw, sets, names, locomo = fact_sets(args.n, args.data)
     generated = [name for name, *_ in SETS]
-    names = [*generated, "hand", "news"]
-    locomo = embed_conversations(load_locomo(args.data))
     every: list[Conversation] = [c for name in names for c in sets[name]] + locomo
     configs = variants(args.directions)
     pools: dict[str, Pools] = {}
@@ -213,18 +258,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     width = max(map(len, configs)) + 2
     labels = ["R@1", "R@5", "R@10", *CATEGORIES.values()]
-    head = (
-        f"{'variant':<{width}}"
-        + "".join(f"{s + ': cur@1 cur@5 st>cur bef@5':>33}" for s in names)
-        + "".join(f"{lab:>12}" for lab in labels)
+    lines = variant_rows(
+        list(configs), facts, {label: locomo_of(label) for label in configs}, names
     )
-    lines = [head, "-" * len(head)]
-    for label in configs:
-        row = f"{label:<{width}}"
-        for s in names:
-            c1, c5, st, b5 = facts[label][s]
-            row += f"{c1:>14.3f} {c5:>5.3f} {st:>6.3f} {b5:>5.3f}"
-        lines.append(row + "".join(f"{v:>12.4f}" for v in locomo_of(label)))
 
     picks = {s: choose([t for t in generated if t != s]) for s in generated}
     overall = choose(generated)
@@ -280,17 +316,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        command = "python benchmarks/experiments/paired_restatements.py " + " ".join(
-            argv if argv is not None else sys.argv[1:]
-        )
-        intro = (
-            f"Every turn kept, k=5; {args.n} conversations per generated set; hand: "
-            "benchmarks/data/aboutness_facts.json; news: benchmarks/data/news_facts.json. "
-            "Columns as in recency_ablation.txt; LoCoMo: "
-            "evidence recall of categories 1-4 (R@10 per category). Ran in "
-            f"{time.perf_counter() - started:.0f} s."
-        )
-        Path(args.out).write_text(f"{command}\n\n{intro}\n\n{text}\n", encoding="utf-8")
+        write_result(args.out, "paired_restatements.py", argv, args.n, started, text)
 
 
 if __name__ == "__main__":

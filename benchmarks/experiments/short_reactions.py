@@ -35,7 +35,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,18 +48,16 @@ import numpy as np
 from langchain_agentmem.index import hybrid
 from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.newer_first import Said
-from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.replies import asks
-from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
+from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import hybrid_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from aboutness import HAND, locomo_summary, ranker
+from aboutness import locomo_summary, ranker
+from paired_restatements import POOL, fact_sets, variant_rows, write_result
 from question_records import recalls
-from recency_ablation import SETS, embedded_sets, fact_scores
+from recency_ablation import SETS, fact_scores
 
-POOL = 100
-NEWS = HAND.parent / "news_facts.json"
 SHIPPED = "shipped"
 VARIANTS = (
     (SHIPPED, 0, False),
@@ -112,13 +109,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", help="text file for the results")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    raw, sets = embedded_sets(args.n)
-    for name, path in (("hand", HAND), ("news", NEWS)):
-        raw[name] = json.loads(path.read_text(encoding="utf-8"))
-        sets[name] = embed_conversations(load_locomo(path))
+    raw, sets, names, locomo = fact_sets(args.n, args.data)
     generated = [name for name, *_ in SETS]
-    names = [*generated, "hand", "news"]
-    locomo = embed_conversations(load_locomo(args.data))
     every = [c for name in names for c in sets[name]] + locomo
     facts: dict[str, dict[str, tuple[float, ...]]] = {}
     loco: dict[str, list[float]] = {}
@@ -151,19 +143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     width = max(len(label) for label, *_ in VARIANTS) + 2
-    labels = ["R@1", "R@5", "R@10", *CATEGORIES.values()]
-    head = (
-        f"{'variant':<{width}}"
-        + "".join(f"{s + ': cur@1 cur@5 st>cur bef@5':>33}" for s in names)
-        + "".join(f"{lab:>12}" for lab in labels)
-    )
-    lines = [head, "-" * len(head)]
-    for label, *_ in VARIANTS:
-        row = f"{label:<{width}}"
-        for s in names:
-            c1, c5, st, b5 = facts[label][s]
-            row += f"{c1:>14.3f} {c5:>5.3f} {st:>6.3f} {b5:>5.3f}"
-        lines.append(row + "".join(f"{v:>12.4f}" for v in loco[label]))
+    lines = variant_rows([label for label, *_ in VARIANTS], facts, loco, names)
     lines += ["", "Each generated set scored with the variant chosen on the other five:", ""]
     for s in generated:
         pick = choose([t for t in generated if t != s])
@@ -179,16 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        command = "python benchmarks/experiments/short_reactions.py " + " ".join(
-            argv if argv is not None else sys.argv[1:]
-        )
-        intro = (
-            f"Every turn kept, k=5; {args.n} conversations per generated set; hand: "
-            "benchmarks/data/aboutness_facts.json; news: benchmarks/data/news_facts.json. "
-            "Columns as in recency_ablation.txt; LoCoMo: evidence recall of categories 1-4 "
-            f"(R@10 per category). Ran in {time.perf_counter() - started:.0f} s."
-        )
-        Path(args.out).write_text(f"{command}\n\n{intro}\n\n{text}\n", encoding="utf-8")
+        write_result(args.out, "short_reactions.py", argv, args.n, started, text)
 
 
 if __name__ == "__main__":

@@ -318,19 +318,32 @@ def nearest_pairs(
         speaker with the highest margin to ``b``, ``b`` the later one with the highest
         margin to ``a``, and their words differ.
     """
-    ok = (
+    ok = pair_candidates(eligible, speaker, when)
+    m = np.where(ok, margins, -np.inf)
+    mutual = (m >= m.max(axis=1, keepdims=True)) & (m >= m.max(axis=0, keepdims=True))
+    out: np.ndarray = ok & mutual & words_differ(texts)
+    return out
+
+
+def pair_candidates(eligible: np.ndarray, speaker: np.ndarray, when: np.ndarray) -> np.ndarray:
+    """``(n, n)``: at ``[b, a]``, whether ``b`` and ``a`` may pair (both eligible, one
+    speaker, ``b`` later)."""
+    out: np.ndarray = (
         eligible[:, None]
         & eligible[None, :]
         & (speaker[:, None] == speaker[None, :])
         & (when[:, None] > when[None, :])
     )
-    m = np.where(ok, margins, -np.inf)
-    mutual = (m >= m.max(axis=1, keepdims=True)) & (m >= m.max(axis=0, keepdims=True))
+    return out
+
+
+def words_differ(texts: list[str]) -> np.ndarray:
+    """``(n, n)``: whether two texts differ other than in case and spacing."""
     codes: dict[str, int] = {}
     words = np.fromiter(
         (codes.setdefault(" ".join(t.casefold().split()), len(codes)) for t in texts),
         dtype=np.int64,
         count=len(texts),
     )
-    out: np.ndarray = ok & mutual & (words[:, None] != words[None, :])
+    out: np.ndarray = words[:, None] != words[None, :]
     return out
