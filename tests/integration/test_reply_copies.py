@@ -8,7 +8,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, BufferChatMessageHistory
 
-CARD = "Can you keep my card number 4111 1111 1111 1111 for later?"
+NUMBER = "4111 1111 1111 1111"
+"""The card number, whole: a timestamp's digits can hold "4111" ("20:04:17.141112")."""
+CARD = f"Can you keep my card number {NUMBER} for later?"
 
 
 def _thread(memory: AgentMemory) -> tuple[str, str]:
@@ -29,10 +31,10 @@ def test_deleting_or_updating_a_record_drops_its_copies(store_url: str) -> None:
         kept = memory.get(answer, namespace="ana")
         assert "reply_to" not in kept.metadata and kept.text.startswith("I would rather")
         hits = memory.search("4111 card number", namespace="ana", k=5, mode="lexical")
-        assert all("4111" not in str(h.metadata) for h in hits)
+        assert all(NUMBER not in str(h.metadata) for h in hits)
         out = io.StringIO()
         memory.export_namespace("ana", out)
-        assert "4111" not in out.getvalue()
+        assert NUMBER not in out.getvalue()
         (last,) = [d for d in memory.decisions("ana") if d.record_ids == (answer,)][-1:]
         assert last.kind.value == "UPDATE" and "replied to" in last.reason
 
@@ -48,4 +50,4 @@ def test_a_restarted_process_sees_the_copy_gone(shared_store_url: str) -> None:
         assert second.search("4111", namespace="ana", k=5, mode="lexical")  # cached there
         first.delete(said, namespace="ana")
         hits = second.search("4111", namespace="ana", k=5, mode="lexical")
-        assert all("4111" not in str(h.metadata) and "4111" not in h.text for h in hits)
+        assert all(NUMBER not in str(h.metadata) and NUMBER not in h.text for h in hits)
