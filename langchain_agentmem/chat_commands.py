@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
+from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.memory import AgentMemory
 
 HELP = """Commands (handled here, never sent to the model or remembered):
@@ -22,10 +23,15 @@ def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
 
     records = memory.records(user)
     for record, when in zip(records, stamps(records), strict=True):
-        # An id that could steer the terminal (control, bidi) or be misread (spaces, a
-        # quote) is shown as a JSON string, which /forget takes as it is shown.
+        # An id that could steer the terminal or hide text (control, bidi, invisible) or
+        # be misread (spaces, a quote) is shown as a JSON string, which /forget takes as
+        # it is shown. The memory's line is quoted (integrations.prompt.quote) throughout.
         rid = record.id
-        plain = rid.isprintable() and not any(c.isspace() for c in rid) and rid[:1] != '"'
+        plain = (
+            rid.isprintable()
+            and not any(c.isspace() or ord(c) in HIDDEN for c in rid)
+            and rid[:1] != '"'
+        )
         shown = rid if plain else quote(rid)
         # As the model is told it, without the list's dash: date, who, what it replied to.
         stdout.write(f"{shown}  {memory_line(record, when).removeprefix('- ')}\n")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_agentmem.controls import shown
+
 
 class ModelCallFailed(Exception):
     """Raised in place of any error of a model call (:func:`model_calls`), so the chat
@@ -28,6 +30,12 @@ def fatal(exc: BaseException) -> bool:
     return isinstance(
         cause, (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
     )
+
+
+def _detail(value: object) -> str:
+    """What a server or library said, as one line a terminal may show (at most 200
+    characters of it: :func:`~langchain_agentmem.controls.shown`)."""
+    return shown(" ".join(str(value).split())[:200])
 
 
 def _found(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
@@ -62,8 +70,7 @@ def explain(
                 "the conversation no longer fits its context: lower --history-tokens or "
                 "--max-reply-tokens); try again"
             )
-        detail = " ".join(str(cause).split())[:200]
-        return f"the model call failed ({type(cause).__name__}: {detail}); try again"
+        return f"the model call failed ({type(cause).__name__}: {_detail(cause)}); try again"
     if isinstance(exc, openai.APIConnectionError):
         hung_up = _found(exc, (httpx.RemoteProtocolError, httpx.ReadError))
         exc = hung_up or exc  # it answered, then hung up
@@ -82,7 +89,7 @@ def explain(
             "(set OPENAI_BASE_URL to its /v1 address)"
         )
     if isinstance(exc, httpx.TransportError):
-        return f"the model call failed ({type(exc).__name__}: {exc}); try again"
+        return f"the model call failed ({type(exc).__name__}: {_detail(exc)}); try again"
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return (
             f"the model server at {where} refused the API key ({exc.status_code}): "
@@ -96,10 +103,9 @@ def explain(
     if isinstance(exc, openai.RateLimitError):
         return f"the model server at {where} is rate-limiting this key (429); wait and retry"
     if isinstance(exc, openai.APIStatusError):
-        detail = " ".join(str(exc.message).split())[:200]
-        return f"the model server at {where} answered {exc.status_code}: {detail}"
+        return f"the model server at {where} answered {exc.status_code}: {_detail(exc.message)}"
     if isinstance(exc, openai.OpenAIError):
-        return f"the model call failed: {' '.join(str(exc).split())[:200]}"
+        return f"the model call failed: {_detail(exc)}"
     return None
 
 

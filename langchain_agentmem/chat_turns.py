@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 
 from langchain_agentmem.chat_threads import ChatSaver
+from langchain_agentmem.controls import shown
 
 
 def _drop_turn(agent: Any, config: Any, started: str) -> None:
@@ -45,7 +46,9 @@ def _stream_turn(agent: Any, said: HumanMessage, config: Any, out: queue.SimpleQ
 
 
 class Reply:
-    """Writes a reply as it streams in."""
+    """Writes a reply as it streams in, each part as a terminal may show it
+    (:func:`~langchain_agentmem.controls.shown`: controls, bidi and invisible characters as
+    visible escapes), so a reply cannot clear the screen, set the clipboard or hide text."""
 
     def __init__(self, stdout: TextIO) -> None:
         self.stdout = stdout
@@ -57,7 +60,7 @@ class Reply:
         if not self.started:
             self.stdout.write("assistant> ")
             self.started = True
-        self.stdout.write(text)
+        self.stdout.write(shown(text))
         self.stdout.flush()
 
     def end(self) -> None:

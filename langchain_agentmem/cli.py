@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command, parse_args, positive_int
+from langchain_agentmem.cliargs import add_command, parse_args, port_number, positive_int
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -93,14 +93,28 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from langchain_agentmem.backends.url import default_store_url, redact_url
     from langchain_agentmem.export_format import read_export
     from langchain_agentmem.memory import AgentMemory
 
     # Check the whole file (and the namespace) first: a bad one opens, and creates, no store.
     export = read_export(sys.stdin if args.input == "-" else args.input)
-    export.target(args.user)
+    if args.user is None:  # a file can name anyone: its header never picks the target
+        print(
+            f"agentmem import: pass --user NAME, the user to import into; {export.name} "
+            f"{export.holder()}; nothing was imported",
+            file=sys.stderr,
+        )
+        return 2
+    target = export.target(args.user)
+    shown = redact_url(default_store_url() if args.store is None else args.store)
+    print(
+        f"agentmem import: {len(export.records)} records and {len(export.messages)} messages "
+        f"of {export.name} (which {export.holder()}) go into {target!r} in {shown}",
+        file=sys.stderr,
+    )
     with AgentMemory(args.store) as memory:
-        summary = memory.import_namespace(export, namespace=args.user, progress=sys.stderr.isatty())
+        summary = memory.import_namespace(export, namespace=target, progress=sys.stderr.isatty())
     expired = f"{summary.expired} expired since the export, " if summary.expired else ""
     print(
         f"imported {summary.records} records ({summary.skipped} already there, {expired}"
@@ -171,11 +185,17 @@ def _mcp(args: argparse.Namespace) -> int:
         return 1
     # Everything is checked before the store and the model are opened (seconds).
     k = check_k(args.k)
-    tokens = None if args.tokens is None else mcp_http.read_tokens(args.tokens)
-    if args.http:
-        mcp_http.check_http(args.host, tokens=tokens, user=args.user)
-    elif tokens is not None or args.user is None:
-        raise InvalidInputError("stdio serves one user: pass --user NAME (--tokens is for --http)")
+    tokens = None
+    if not args.http:
+        if args.tokens is not None or args.user is None:
+            raise InvalidInputError(
+                "stdio serves one user: pass --user NAME (--tokens is for --http)"
+            )
+    else:
+        mcp_http.check_http(
+            args.host, tokens=args.tokens, user=args.user, behind_tls_proxy=args.behind_tls_proxy
+        )
+        tokens = mcp_http.TokenFile(args.tokens)
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO,
@@ -187,18 +207,24 @@ def _mcp(args: argparse.Namespace) -> int:
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
     with AgentMemory(args.store) as memory:
-        if not args.http:
+        if tokens is None:
             print(f"agentmem mcp: serving {args.user!r} from {shown} over stdio", file=sys.stderr)
             mcp.serve_stdio(memory, args.user, k=k)
             return 0
-        who = f"{len(set(tokens.values()))} users by token" if tokens else repr(args.user)
         print(
-            f"agentmem mcp: serving {who} from {shown} at "
+            f"agentmem mcp: serving {len(tokens.users)} users by token from {shown} at "
             f"http://{args.host}:{args.port}{mcp_http.PATH}",
             file=sys.stderr,
         )
         mcp_http.serve_http(
-            memory, host=args.host, port=args.port, tokens=tokens, user=args.user, k=k
+            memory,
+            tokens=tokens,
+            host=args.host,
+            port=args.port,
+            k=k,
+            behind_tls_proxy=args.behind_tls_proxy,
+            read_timeout=args.read_timeout,
+            max_connections=args.max_connections,
         )
     return 0
 
@@ -210,22 +236,39 @@ def _add_mcp_parser(sub: Any) -> None:
         help="serve the memory tools over MCP: stdio for one user, --http with tokens for many",
         description="Serve search_memory, save_memory and forget_memory to MCP clients. "
         "stdio (the default) serves --user; --http serves http://HOST:PORT/mcp, each bearer "
-        "token of --tokens reaching its own user.",
+        "token of --tokens reaching its own user (the file is re-read when it changes).",
         examples=[
             "agentmem mcp --user alice",
             "agentmem mcp --http --port 8000 --tokens tokens.json",
         ],
     )
     mcp.add_argument("--store", default=None, help=STORE_HELP)
-    mcp.add_argument("--user", default=None, help="whose memory (stdio; --http without --tokens)")
+    mcp.add_argument("--user", default=None, help="whose memory (stdio)")
     mcp.add_argument("--k", type=int, default=4, help="most memories search_memory returns")
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
-    mcp.add_argument("--port", type=int, default=8000, help="port to listen on (--http)")
     mcp.add_argument(
         "--tokens",
         default=None,
-        help='JSON file {"<bearer token>": "<user>", ...}, mode 600 (--http)',
+        help='JSON file {"<bearer token>": "<user>", ...}, mode 600 (needed by --http)',
+    )
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
+    mcp.add_argument("--port", type=port_number, default=8000, help="port to listen on (--http)")
+    mcp.add_argument(
+        "--behind-tls-proxy",
+        action="store_true",
+        help="TLS ends in a proxy in front of --host: allow a host other machines reach",
+    )
+    mcp.add_argument(
+        "--read-timeout",
+        type=positive_int,
+        default=10,
+        help="seconds a client has to send a whole request; a slower connection is closed",
+    )
+    mcp.add_argument(
+        "--max-connections",
+        type=positive_int,
+        default=256,
+        help="most connections open at once (lowered to fit ulimit -n)",
     )
     mcp.set_defaults(func=_mcp)
 
@@ -259,15 +302,24 @@ def _add_privacy_parsers(sub: Any) -> None:
     imp = add_command(
         sub,
         "import",
-        help="read an export back (one transaction; twice adds nothing)",
+        help="read an export back into --user (one transaction; twice adds nothing)",
+        description="Read an export back into the user --user names, in one transaction. "
+        "--user is required: the user the file names is never taken for the target (a file "
+        "can name anyone). A record or message dated in the future, or a message other than "
+        "a human, AI or tool message (a system message, say), is refused, and a refused "
+        "file imports nothing.",
         examples=[
-            "agentmem import --in alice.jsonl",
+            "agentmem import --in alice.jsonl --user alice",
             "agentmem import --store postgresql://app@db/agents --in alice.jsonl --user bob",
         ],
     )
     imp.add_argument("--store", default=None, help=STORE_HELP)
     imp.add_argument("--in", dest="input", required=True, help="export file ('-': standard input)")
-    imp.add_argument("--user", default=None, help="namespace to import into (default: the file's)")
+    imp.add_argument(
+        "--user",
+        default=None,
+        help="user (namespace) to import into; required, the file's own is never taken",
+    )
     imp.set_defaults(func=_import)
 
     forget = add_command(

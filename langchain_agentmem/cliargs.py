@@ -90,6 +90,17 @@ def positive_int(value: str) -> int:
     return number
 
 
+def port_number(value: str) -> int:
+    """An argument type: a TCP port, 1 to 65535."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535, got {value!r}")
+    return number
+
+
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse ``argv``; an unknown argument is reported with its command's usage (exit 2)."""
     args, unknown = parser.parse_known_args(argv)

@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
+from langchain_agentmem import controls
 from langchain_agentmem.backends.url import agentmem_home, redact_url, sqlite_file
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
@@ -72,7 +73,7 @@ def _turn(
         reply = None
     else:
         reply = model.invoke(messages)
-        out.write(f"  assistant: {reply.text}\n")
+        out.write(f"  assistant: {controls.shown(reply.text)}\n")
     history.add_messages([HumanMessage(text)] + ([AIMessage(reply.text)] if reply else []))
     for op in history.last_ops:
         stored = f" {op.text!r}" if op.text else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Callable
@@ -34,15 +35,18 @@ _load_lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _load_model(path: str, device: str) -> SentenceTransformer:
-    # Never reach a hub: models load from disk only.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # Never reach a hub: a model loads from its folder only (local_files_only), and the
+    # host's environment is left as it was (no HF_HUB_OFFLINE set for everyone else).
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
+    shown = hf_logging.is_progress_bar_enabled()  # type: ignore[no-untyped-call]
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-    return SentenceTransformer(path, device=device, local_files_only=True)
+    try:
+        return SentenceTransformer(path, device=device, local_files_only=True)
+    finally:
+        if shown:  # the host's own loads keep their progress bars
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class SentenceTransformerEmbeddings(Embeddings):
@@ -215,8 +219,9 @@ def embed_records(embeddings: Embeddings, texts: list[str], split: Split = sente
 async def aembed_records(
     embeddings: Embeddings, texts: list[str], split: Split = sentences
 ) -> Vector:
-    """Async :func:`embed_records`."""
-    batch, counts = _record_batch(texts, split)
+    """Async :func:`embed_records`: the texts are split off the event loop (a long text
+    takes a while), and embedded through the embedder's own async path."""
+    batch, counts = await asyncio.to_thread(_record_batch, texts, split)
     return _record_vectors(await aembed_texts(embeddings, batch), counts)
 
 

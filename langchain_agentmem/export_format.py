@@ -13,7 +13,11 @@ The file starts with a header line, then one line per record and per chat messag
 Times are ISO 8601 in UTC. ``embedding`` (base64 of little-endian float32) is written only
 when asked for. :func:`read_export` reads a whole file before anything is written: a bad
 line, or fewer or more lines than the header counts (a file cut short), is refused with an
-error that names the line. Writing and importing one is :mod:`langchain_agentmem.transfer`.
+error that names the line, and so are a record or message dated more than
+:data:`CLOCK_SKEW` seconds past this machine's clock and a message other than a human, AI
+or tool message (a system message in a file would instruct the model). The header's
+``namespace`` says whose memories the file holds; an import never takes it for where they
+go (the caller names that). Writing and importing one is :mod:`langchain_agentmem.transfer`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import binascii
 import json
 import math
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +35,7 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 import numpy as np
-from langchain_core.messages import messages_from_dict
+from langchain_core.messages import BaseMessageChunk, message_chunk_to_message, messages_from_dict
 
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.embeddings import normalize
@@ -53,6 +58,13 @@ FORMAT_VERSION = 1
 
 Source = str | os.PathLike[str] | IO[str]
 """A file path or an open text file."""
+CLOCK_SKEW = 300.0
+"""Seconds a record or message of an export may be dated past this machine's clock (clocks
+differ a little); a later date is refused, since it would win every "later is current"
+comparison."""
+MESSAGE_TYPES = ("human", "ai", "tool")
+"""The chat message types an import adds to a thread (a chunk counts as its message); any
+other (``system``, ``chat`` with a role of its choosing, ``function``) is refused."""
 
 
 @dataclass(frozen=True)
@@ -80,10 +92,23 @@ class Export:
     name: str = "<export>"
     """The file's name, for errors that name a line."""
 
-    def target(self, namespace: str | None = None) -> str:
-        """The checked namespace an import goes to: ``namespace``, else the file's."""
-        chosen = namespace if namespace is not None else self.header.get("namespace")
-        return check_namespace(chosen, what="namespace")
+    def holder(self) -> str:
+        """Whose memories the header says the file holds, for messages (quoted, escaped):
+        ``says it holds the memories of 'bob'``."""
+        said = self.header.get("namespace")
+        if isinstance(said, str) and said:
+            return f"says it holds the memories of {said!r:.80}"
+        return "names no user in its header"
+
+    def target(self, namespace: str | None) -> str:
+        """The checked namespace an import goes to: ``namespace``, which the caller must give
+        (the header's is never taken: a file could name anyone)."""
+        if namespace is None:
+            raise InvalidInputError(
+                f"pass namespace=NAME, the user to import into; {self.name} "
+                f"{self.holder()}; nothing was imported"
+            )
+        return check_namespace(namespace, what="namespace")
 
 
 class _Lines:
@@ -91,6 +116,8 @@ class _Lines:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.latest = time.time() + CLOCK_SKEW
+        """The latest a record or message may be dated."""
 
     def fail(self, number: int, problem: str) -> InvalidInputError:
         return InvalidInputError(f"{self.name} line {number}: {problem}; nothing was imported")
@@ -114,6 +141,17 @@ class _Lines:
         except ValueError:
             raise self.fail(number, f"{what} {value!r:.60} is not an ISO 8601 time") from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+    def past(self, number: int, value: object, what: str) -> datetime:
+        """A time that is not in the future (beyond :data:`CLOCK_SKEW` seconds)."""
+        parsed = self.time(number, value, what)
+        if parsed.timestamp() > self.latest:
+            raise self.fail(
+                number,
+                f"{what} {value!r:.60} is in the future (more than {CLOCK_SKEW:.0f} seconds "
+                "past this machine's clock); fix the date in the file, or this clock",
+            )
+        return parsed
 
     @contextmanager
     def checking(self, number: int) -> Iterator[None]:
@@ -198,8 +236,8 @@ def _record(lines: _Lines, number: int, line: dict[str, Any], dims: int | None) 
             text=check_text(line.get("text")),
             thread=check_optional_name(line.get("thread"), what="thread"),
             metadata=metadata,
-            created_at=lines.time(number, line.get("created_at"), "created_at"),
-            updated_at=lines.time(
+            created_at=lines.past(number, line.get("created_at"), "created_at"),
+            updated_at=lines.past(
                 number, line.get("updated_at", line.get("created_at")), "updated_at"
             ),
             expires_at=None
@@ -216,10 +254,19 @@ def _message(lines: _Lines, number: int, line: dict[str, Any]) -> tuple[str, str
         if not isinstance(message, dict):
             raise lines.fail(number, "message must be a LangChain message dict")
         try:
-            messages_from_dict([message])
+            (parsed,) = messages_from_dict([message])
         except (KeyError, TypeError, ValueError) as exc:
             raise lines.fail(number, f"message is not a LangChain message ({exc})") from None
-        at = lines.time(number, line.get("created_at"), "created_at")
+        if isinstance(parsed, BaseMessageChunk):
+            parsed = message_chunk_to_message(parsed)
+        if parsed.type not in MESSAGE_TYPES:
+            raise lines.fail(
+                number,
+                f"a {parsed.type!r:.40} message is not imported into a thread, only "
+                f"{', '.join(MESSAGE_TYPES)} messages are (a system message from a file would "
+                "instruct the model); leave the line out and lower the header's messages count",
+            )
+        at = lines.past(number, line.get("created_at"), "created_at")
         return thread, dump_json(message), at.timestamp()
 
 
@@ -301,8 +348,10 @@ def check_dimensions(export: Export, dims: int) -> None:
 
 
 __all__ = [
+    "CLOCK_SKEW",
     "FORMAT",
     "FORMAT_VERSION",
+    "MESSAGE_TYPES",
     "Export",
     "RecordLine",
     "Source",

@@ -32,18 +32,24 @@ def strip_speaker(text: str) -> str:
 
 def pieces(text: str) -> tuple[str, list[str]]:
     """``text``'s speaker label (``""`` when none) and the parts of the rest, split at
-    sentence ends and line breaks, run on past abbreviations, fragments included."""
+    sentence ends and line breaks, run on past abbreviations, fragments included.
+
+    Linear in the text: whether a part runs on is read from that part alone (its end), and
+    each sentence is joined once, so a text of nothing but abbreviations costs no more than
+    any other of its length.
+    """
     label = SPEAKER.match(text)
     head = label.group(0) if label else ""
-    joined: list[str] = []
+    sentences: list[list[str]] = []
     run_on = False
     for part in _BOUNDARY.split(text[len(head) :]):
         if run_on:
-            joined[-1] = f"{joined[-1]} {part}"
+            sentences[-1].append(part)
         else:
-            joined.append(part)
-        run_on = bool(_ABBREVIATION.search(joined[-1]))
-    return head, [s.strip() for s in joined if s.strip()]
+            sentences.append([part])
+        run_on = bool(_ABBREVIATION.search(part))
+    joined = (" ".join(parts).strip() for parts in sentences)
+    return head, [s for s in joined if s]
 
 
 def sentences(text: str) -> list[str]:

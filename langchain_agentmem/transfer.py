@@ -7,23 +7,30 @@ record ids, adds nothing that is already there (records by id, messages already 
 thread), and writes everything in one transaction: a bad line, or fewer or more lines than
 the header counts (a file cut short), imports nothing.
 
-An export is input like any other: an import applies the memory's limits
-(``max_text_chars``, ``max_metadata_bytes``) to every record, keeps an embedding from the
-file only when it has the memory's model's dimensions (whatever the header says), and
-stores it normalised, as the model's own are.
+An export is input like any other: an import goes only to the user its caller names (never
+to the one the file's header names), refuses dates in the future and messages other than
+human, AI and tool messages (see :mod:`~langchain_agentmem.export_format`), applies the
+memory's limits (``max_text_chars``, ``max_metadata_bytes``) to every record, keeps an
+embedding from the file only when it has the memory's model's dimensions (whatever the
+header says), and stores it normalised, as the model's own are.
+
+An export to a path is written to a new file in the same folder and renamed over the path
+when complete: a file already at the path is replaced, never written into, so whoever
+holds it open (another account that planted it in a shared folder) never reads the export,
+and a failed export leaves the earlier file as it was.
 """
 
 from __future__ import annotations
 
 import base64
-import errno
 import json
 import os
+import secrets
 import stat
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Any
@@ -95,20 +102,34 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, disable=not enabled, desc=desc, unit="line", file=sys.stderr)
 
 
-def _check_replaceable(path: str | os.PathLike[str]) -> None:
-    """Refuse to write over a file that holds something other than an earlier export (a
-    store, say): an export replaces only its own kind.
+def _check_replaceable(path: str) -> None:
+    """Refuse to replace anything but an earlier export, an empty file or nothing: not a
+    store, a link, a folder or a device (an export replaces only its own kind).
 
     Raises:
-        InvalidInputError: ``path`` is a non-empty regular file that is not an export.
+        InvalidInputError: ``path`` is a symbolic link, not a regular file, or a non-empty
+            file that is not an export.
     """
     try:
-        found = os.stat(path)
+        found = os.lstat(path)
     except FileNotFoundError:
         return
-    if not stat.S_ISREG(found.st_mode) or found.st_size == 0:
+    if stat.S_ISLNK(found.st_mode):
+        raise InvalidInputError(
+            f"{path!r} is a symbolic link; an export is never written through one: pass "
+            "the path of the file itself (nothing was written)"
+        )
+    if not stat.S_ISREG(found.st_mode):
+        raise InvalidInputError(
+            f"{path!r} is not a regular file (a folder, a device or a pipe); an export is "
+            "written to a file of its own: pass a file path, or '-' for standard output "
+            "(nothing was written)"
+        )
+    if found.st_size == 0:
         return
-    with open(path, "rb") as handle:
+    # Not through a link, and without waiting on a pipe put there since the lstat.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with open(fd, "rb") as handle:
         first = handle.readline(64 * 1024)
     try:
         header = json.loads(first)
@@ -116,35 +137,69 @@ def _check_replaceable(path: str | os.PathLike[str]) -> None:
         header = None
     if not (isinstance(header, dict) and header.get("format") == FORMAT):
         raise InvalidInputError(
-            f"{os.fspath(path)!r} exists and is not an agentmem export; an export only "
+            f"{path!r} exists and is not an agentmem export; an export only "
             "replaces an earlier export: pass a new path (nothing was written)"
         )
 
 
+def _new_file(path: str) -> tuple[int, str]:
+    """A new, empty file beside ``path``, owner-only: its descriptor and its path.
+
+    ``O_EXCL`` and ``O_NOFOLLOW``: never a file or a link that someone put there first.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(8):
+        temp = os.path.join(folder, f".{name[:100]}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600), temp
+        except FileExistsError:
+            continue  # a name taken, by chance or not: draw another
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot write an export in {folder!r} ({exc.strerror}); pass a path in a "
+                "folder you can write to (nothing was written)"
+            ) from None
+    raise InvalidInputError(
+        f"cannot create a new file in {folder!r} (every name drawn was taken); pass a path "
+        "in another folder (nothing was written)"
+    )
+
+
+def _replace(temp: str, path: str) -> None:
+    """Rename ``temp`` over ``path`` (a link or a file there is replaced, not followed)."""
+    try:
+        os.replace(temp, path)
+    except PermissionError as exc:
+        raise InvalidInputError(
+            f"cannot replace {path!r} ({exc.strerror}): in a folder others can write in "
+            "(sticky, such as /tmp) a file another account owns is theirs; pass a new path "
+            "(nothing was written)"
+        ) from None
+
+
 @contextmanager
 def _open_out(out: Source) -> Iterator[IO[str]]:
-    if isinstance(out, (str, os.PathLike)):
-        _check_replaceable(out)
-        # Personal data: readable by its owner only, like the store itself.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            fd = os.open(out, flags, 0o600)
-        except OSError as exc:
-            if exc.errno != errno.ELOOP:
-                raise
-            raise InvalidInputError(
-                f"{os.fspath(out)!r} is a symbolic link; an export is never written through "
-                "one: pass the path of the file itself (nothing was written)"
-            ) from None
-        try:
-            os.fchmod(fd, 0o600)  # a file already there keeps its mode otherwise
-        except BaseException:
-            os.close(fd)
-            raise
-        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-    else:
+    if not isinstance(out, (str, os.PathLike)):
         yield out
+        return
+    path = os.fspath(out)
+    _check_replaceable(path)
+    # A new file renamed over the path once complete: a file already there (planted by
+    # another account in a shared folder, say) is replaced, not truncated and written in
+    # place, so its open descriptors never see the export; a failed export leaves it be.
+    fd, temp = _new_file(path)
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(fd, 0o600)  # personal data: its owner's only, whatever the umask
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())  # whole on disk before its name is
+        _replace(temp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
 
 
 def export_namespace(
@@ -162,8 +217,9 @@ def export_namespace(
         backend: The store to read.
         embedder: The model that made the store's embeddings (named in the header).
         namespace: The user to export.
-        out: A file path (created 0600; an existing file only if it is an earlier export)
-            or an open text file.
+        out: A file path or an open text file. A path gets a new file, 0600, renamed over
+            it when complete; what is there already is replaced only if it is an earlier
+            export or empty (never a link, a folder, a device or another file).
         embeddings: Also write each record's embedding.
         progress: Show a progress bar on stderr.
     """
@@ -227,7 +283,7 @@ def import_namespace(
     embedder: Embeddings,
     source: Source | Export,
     *,
-    namespace: str | None = None,
+    namespace: str,
     progress: bool = False,
     limits: Limits | None = None,
 ) -> ImportSummary:
@@ -239,16 +295,18 @@ def import_namespace(
         source: A file path, an open text file, or what
             :func:`~langchain_agentmem.export_format.read_export` read from one
             (to check a file before opening the store).
-        namespace: The user to import into (default: the one named in the file).
+        namespace: The user to import into; required: the file's header names a user too,
+            but a file can name anyone, so it is never taken for the target.
         progress: Show progress bars on stderr (embedding, writing).
         limits: The memory's size limits, applied to every record (default: the defaults).
 
     Raises:
         InvalidInputError: a malformed line (named by number), a record over the limits,
             an embedding of other dimensions than the model's, other counts of records or
-            messages than the header's (a file cut short), an export of a newer format, or
-            a thread that already holds a different conversation. Nothing is
-            imported then.
+            messages than the header's (a file cut short), an export of a newer format, a
+            record or message dated in the future, a message other than a human, AI or
+            tool message, no ``namespace``, or a thread that already holds a different
+            conversation. Nothing is imported then.
     """
     export = source if isinstance(source, Export) else read_export(source)
     header, records, messages = export.header, export.records, export.messages

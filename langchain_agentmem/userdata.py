@@ -68,8 +68,9 @@ class MemoryUserData(MemoryCore):
         """Write a user's records and chat messages to a JSON Lines file.
 
         The format (a versioned header, then one line per record and message) is described
-        in :mod:`langchain_agentmem.transfer`. A path is created readable by its owner only;
-        a file already there is replaced only if it is an earlier export.
+        in :mod:`langchain_agentmem.transfer`. A path gets a new file, readable by its owner
+        only, renamed over it when complete; a file already there is replaced (never
+        written into) only if it is an earlier export.
 
         Args:
             namespace: The user to export.
@@ -98,7 +99,7 @@ class MemoryUserData(MemoryCore):
         self,
         source: str | os.PathLike[str] | IO[str] | Export,
         *,
-        namespace: str | None = None,
+        namespace: str,
         progress: bool = False,
     ) -> ImportSummary:
         """Import a file written by :meth:`export_namespace`, in one transaction.
@@ -108,12 +109,14 @@ class MemoryUserData(MemoryCore):
         with this memory's model when the file has no embeddings or another model made
         them. A malformed line (named by number), a record over this memory's limits, an
         embedding of other dimensions than the model's, a file cut short (other counts than
-        its header's) or a newer format imports nothing.
+        its header's), a newer format, a record or message dated in the future or a message
+        other than a human, AI or tool message imports nothing.
 
         Args:
             source: A file path, an open text file, or what
                 :func:`~langchain_agentmem.export_format.read_export` read from one.
-            namespace: The user to import into (default: the one in the file).
+            namespace: The user to import into; required (the file names a user too, but a
+                file can name anyone: it is never taken for the target).
             progress: Show progress bars on stderr.
         """
         return import_namespace(
@@ -129,7 +132,7 @@ class MemoryUserData(MemoryCore):
         self,
         source: str | os.PathLike[str] | IO[str] | Export,
         *,
-        namespace: str | None = None,
+        namespace: str,
         progress: bool = False,
     ) -> ImportSummary:
         """Async :meth:`import_namespace`."""

@@ -5,8 +5,9 @@ Usage:
 
         from tests.mcp_servers import HttpServer, http_session
 
-        with HttpServer(store_url, tokens={"a" * 32: "alice"}, home=tmp_path) as server:
-            async with http_session(server.url, "a" * 32) as session:
+        token = secrets.token_urlsafe(32)
+        with HttpServer(store_url, tokens={token: "alice"}, home=tmp_path) as server:
+            async with http_session(server.url, token) as session:
                 await session.call_tool("save_memory", {"text": "I like tea."})
 """
 

@@ -5,7 +5,8 @@ agent (``search_memory``, ``save_memory``, ``forget_memory``): the same names,
 arguments, descriptions and answers, because each MCP call runs the LangChain tool
 itself, as a tool call of the user the connection belongs to. A bad argument (too long,
 NUL, empty, an id that is not there) comes back as a tool error result (``isError``)
-with the memory's own message; the server goes on.
+with the memory's own message; the server goes on. A failure of the store comes back as
+``<tool> failed in the server; try again later``: its detail goes to the server's log only.
 
 The user is never an argument: over stdio the process serves one user
 (``--user``); over HTTP the bearer token names the user
@@ -151,9 +152,11 @@ def memory_server(memory: AgentMemory, user: str | UserOf, *, k: int = 4) -> Ser
             return _error(f"unknown tool {name!r}; the tools are {', '.join(tools)}")
         try:
             return await call_memory_tool(tool, arguments, user_of(server.request_context.request))
-        except Exception as exc:  # the store failed, not the caller: tell both, keep serving
+        except Exception:  # the store failed, not the caller: keep serving
+            # The detail (the store's address, the driver's SQL) is the operator's: the
+            # log has it, the client gets a short answer.
             log.exception("%s failed", name)
-            return _error(f"{name} failed in the server ({type(exc).__name__}: {exc}); try again")
+            return _error(f"{name} failed in the server; try again later")
 
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
     server.call_tool()(call_tool)

@@ -14,7 +14,9 @@ LangGraph ``memories_message``, ``AgentMemoryMiddleware``, ``agentmem demo`` and
 Each memory is one line: its date (and its time, UTC, where another memory has the same
 date: :func:`stamps`), who said it, and its words as a JSON string literal (newlines, quotes
 and angle brackets escaped), so a remembered text can neither close the block, nor start a
-line of its own, nor pass for the operator's words; ``json.loads`` of the quoted part gives
+line of its own, nor pass for the operator's words; control, bidi and invisible characters
+(:mod:`~langchain_agentmem.controls`) are escaped too, so it can neither steer a terminal
+that shows it nor hide text from whoever reads it; ``json.loads`` of the quoted part gives
 the text back exactly. A formatter is any function from a list of
 :class:`~langchain_agentmem.types.MemoryRecord` to a string; pass your own as
 ``formatter=`` to any surface.
@@ -34,6 +36,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
+from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
@@ -107,17 +110,31 @@ def speaker(record: MemoryRecord) -> str:
 
 _LOOK_ALIKES = "\uff1c\uff1e\u2039\u203a\ufe64\ufe65\u2329\u232a\u27e8\u27e9\u3008\u3009"
 """Brackets a model may read as ``<`` and ``>``."""
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-"""Bidirectional controls: they reorder what a reader sees."""
+
+
+def _json_escape(code: int) -> str:
+    """A code point as a JSON escape: ``\\u00XX``, or a surrogate pair beyond the BMP (JSON
+    has no longer form; ``json.loads`` joins the pair back into the character)."""
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
 _ESCAPES: dict[int, str] = {
-    ord(c): f"\\u{ord(c):04x}" for c in "<>\u2028\u2029\x85" + _LOOK_ALIKES + _BIDI
+    c: _json_escape(c)
+    for c in sorted({ord(c) for c in "<>\u2028\u2029" + _LOOK_ALIKES} | HIDDEN)
+    if c >= 0x20  # JSON escapes the C0 controls itself
 }
-"""Escaped beyond JSON's own: the block's brackets and their look-alikes, bidi controls,
-and the line breaks JSON leaves raw."""
+"""Escaped beyond JSON's own: the block's brackets and their look-alikes, the line breaks
+JSON leaves raw, and what steers a terminal or hides text from a reader
+(:data:`~langchain_agentmem.controls.HIDDEN`: DEL and C1 controls, bidi controls, TAG
+characters and other invisible ones)."""
 
 
 def quote(text: str) -> str:
-    """``text`` as a one-line JSON string (angle brackets and every line break escaped)."""
+    """``text`` as a one-line JSON string (angle brackets, every line break, control, bidi
+    and invisible character escaped)."""
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES)
 
 

@@ -687,7 +687,7 @@ def test_export_and_import_keep_expiry(memory: AgentMemory, clock: Clock, tmp_pa
     memory.export_namespace("u", path)
     clock.advance(120)
     with AgentMemory(":memory:", embeddings=EMB) as other:
-        other.import_namespace(path)
+        other.import_namespace(path, namespace="u")
         got = {r.id: r.expires_at for r in other.records("u")}
         assert got.keys() == {"hour", "always"}  # the expired one is not brought back
         assert got["always"] is None

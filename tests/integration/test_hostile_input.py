@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -378,3 +379,43 @@ def test_a_file_that_is_no_database_is_named_and_left_as_it_was(tmp_path: Path) 
         AgentMemory(f"sqlite:///{path}", embeddings=HashEmbeddings())
     assert path.read_bytes() == b"my notes, not a database\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+async def test_async_writes_split_long_texts_off_the_event_loop(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Splitting a long text into sentences is CPU work: on the event loop it stalls every
+    # other request of an async server (the MCP server over HTTP) for as long as it takes.
+    from langchain_agentmem import embeddings as embedding_module
+
+    batch = embedding_module._record_batch
+    threads: list[threading.Thread] = []
+
+    def spied(texts: list[str], split: Any) -> Any:
+        threads.append(threading.current_thread())
+        return batch(texts, split)
+
+    monkeypatch.setattr(embedding_module, "_record_batch", spied)
+    text = "Dr. " * 2_000 + "I saw Dr. Moreau today. She was kind."
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=embeddings) as mem:
+        (added,) = await mem.aadd(text, namespace="alice")
+        await mem.aadd_many([text, "I live in Lyon."], namespace="alice")
+        await mem.aput("note", text, namespace="alice")
+        await mem.aput_many([text], namespace="alice", record_ids=["note2"])
+        await mem.aupdate(added.record_ids[0], text + " Later.", namespace="alice")
+    assert len(threads) == 5
+    assert threading.main_thread() not in threads
+
+
+@pytest.mark.slow
+def test_a_megabyte_of_abbreviations_is_stored_and_loaded_in_linear_time(
+    tmp_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    # Once quadratic: two hours to store, and as long again on each cold load of its user.
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    text = ("Dr. " * (MB // 4))[: MB - 40] + "I saw Dr. Moreau today."
+    with AgentMemory(url, embeddings=embeddings) as mem:
+        (op,) = mem.add(text, namespace="alice")
+        mem.add("I live in Lyon.", namespace="alice")
+    with AgentMemory(url, embeddings=embeddings) as mem:  # a cold load reads it again
+        assert {r.id for r in mem.search("Moreau", namespace="alice", k=2)} >= set(op.record_ids)

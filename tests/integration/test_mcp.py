@@ -22,7 +22,7 @@ from tests.fakes import RecordingChatModel
 from tests.mcp_servers import HttpServer, http_session, jsonrpc, stdio_session
 
 ALICE = "alice-token-" + "a" * 24
-BOB = "bob-token-" + "b" * 24
+BOB = "bob-token-" + "b2" * 12
 ADDED = re.compile(r"ADD ([0-9a-f]+): ")
 BIG = "x" * 2_000_000
 

@@ -107,7 +107,7 @@ def test_round_trip_sqlite_postgres_sqlite(
         assert (summary.records, summary.messages) == (4, 3)
     assert stat.S_IMODE(first.stat().st_mode) == 0o600
     with AgentMemory(pg_url, embeddings=hash_embeddings) as pg:
-        result = pg.import_namespace(first)
+        result = pg.import_namespace(first, namespace="alice")
         assert (result.records, result.skipped, result.messages) == (4, 0, 3)
         assert result.reembedded == 4  # the file carries no embeddings
         assert _snapshot(pg, "alice") == original
@@ -119,7 +119,7 @@ def test_round_trip_sqlite_postgres_sqlite(
         ].text.startswith("I am allergic")
         pg.export_namespace("alice", back, embeddings=True)
     with AgentMemory(f"sqlite:///{tmp_path / 'c.db'}", embeddings=hash_embeddings) as dst:
-        result = dst.import_namespace(back)
+        result = dst.import_namespace(back, namespace="alice")
         assert result.reembedded == 0  # same model, embeddings in the file
         assert _snapshot(dst, "alice") == original
         for record in dst.records("alice"):
@@ -136,9 +136,9 @@ def test_import_twice_adds_nothing(
         _fill(src)
         src.export_namespace("alice", path)
     with AgentMemory(store_url, embeddings=hash_embeddings) as dst:
-        dst.import_namespace(path)
+        dst.import_namespace(path, namespace="alice")
         before = _snapshot(dst, "alice"), len(dst.decisions("alice"))
-        again = dst.import_namespace(path)
+        again = dst.import_namespace(path, namespace="alice")
         assert (again.records, again.skipped, again.messages) == (0, 4, 0)
         assert (again.expired, again.reembedded) == (0, 0)  # nothing embedded for nothing
         assert (_snapshot(dst, "alice"), len(dst.decisions("alice"))) == before
@@ -174,11 +174,11 @@ def test_records_expired_since_the_export_are_counted_apart(
     path.write_text("\n".join(lines) + "\n")
     url = f"sqlite:///{tmp_path / 'dst.db'}"
     with AgentMemory(url, embeddings=hash_embeddings) as dst:
-        first = dst.import_namespace(path)
+        first = dst.import_namespace(path, namespace="alice")
         assert (first.records, first.skipped, first.expired, first.reembedded) == (3, 0, 1, 3)
         assert record["id"] not in {r.id for r in dst.records("alice")}
-    assert main(["import", "--store", url, "--in", str(path)]) == 0
-    assert capsys.readouterr().err.strip() == (
+    assert main(["import", "--store", url, "--in", str(path), "--user", "alice"]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "imported 0 records (3 already there, 1 expired since the export, 0 re-embedded) "
         "and 0 messages into 'alice'"
     )
@@ -194,7 +194,7 @@ def test_a_different_conversation_in_the_same_thread_is_refused(
     with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
         dst.add_messages([HumanMessage("Something else")], namespace="alice", thread="t1")
         with pytest.raises(InvalidInputError, match=r"thread 't1'.*already holds other messages"):
-            dst.import_namespace(path)
+            dst.import_namespace(path, namespace="alice")
         assert dst.records("alice") == [] and dst.decisions("alice") == []
         assert len(dst.messages(namespace="alice", thread="t1")) == 1
 
@@ -209,7 +209,7 @@ def test_reembeds_with_the_real_model_when_another_model_made_the_file(
     header = json.loads(path.read_text().splitlines()[0])
     assert header["embedding_model"] == "tests.stores.HashEmbeddings" and header["embeddings"]
     with AgentMemory(":memory:", embeddings=embeddings) as dst:
-        result = dst.import_namespace(path)
+        result = dst.import_namespace(path, namespace="alice")
         assert result.reembedded == 4
         hit = dst.search("Which relative lives in Portugal?", namespace="alice", k=1, mode="dense")
         assert hit[0].text == "My sister Ana lives in Porto."
@@ -257,7 +257,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(
     path.write_text("\n".join(lines) + "\n")
     with AgentMemory(f"sqlite:///{tmp_path / 'dst.db'}", embeddings=hash_embeddings) as dst:
         with pytest.raises(InvalidInputError, match=message) as info:
-            dst.import_namespace(path)
+            dst.import_namespace(path, namespace="alice")
         assert str(path) in str(info.value) and "nothing was imported" in str(info.value)
         assert dst.namespaces() == [] and dst.decisions("alice") == []
 
@@ -277,7 +277,7 @@ def test_a_truncated_export_is_refused_whole(
     cut.write_text("\n".join(lines[:keep]) + "\n")  # cut at a line boundary (`head -n`)
     with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
         with pytest.raises(InvalidInputError, match=message) as info:
-            dst.import_namespace(cut)
+            dst.import_namespace(cut, namespace="alice")
         assert str(cut) in str(info.value) and "nothing was imported" in str(info.value)
         assert dst.namespaces() == [] and dst.decisions("alice") == []
 
@@ -294,7 +294,7 @@ def test_a_header_count_that_is_not_a_count_is_refused(
         with pytest.raises(
             InvalidInputError, match="line 1: header records 'four' is not a count of lines"
         ):
-            dst.import_namespace(path)
+            dst.import_namespace(path, namespace="alice")
         assert dst.namespaces() == []
 
 
@@ -310,9 +310,9 @@ def test_a_newer_format_or_no_header_is_refused(
     headless.write_text("\n".join(lines[1:]))
     with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
         with pytest.raises(InvalidInputError, match=f"format version {FORMAT_VERSION + 1}, newer"):
-            dst.import_namespace(newer)
+            dst.import_namespace(newer, namespace="alice")
         with pytest.raises(InvalidInputError, match="line 1: not an agentmem export"):
-            dst.import_namespace(headless)
+            dst.import_namespace(headless, namespace="alice")
         assert dst.namespaces() == []
 
 
@@ -362,7 +362,7 @@ def test_cli_export_import_forget(
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"format": "langchain-agentmem", "version": 1, "namespace": "a"}\n{oops\n')
-    assert main(["import", "--store", dst_url, "--in", str(bad)]) == 1
+    assert main(["import", "--store", dst_url, "--in", str(bad), "--user", "a"]) == 1
     assert "line 2: not valid JSON" in capsys.readouterr().err
 
 
@@ -487,7 +487,7 @@ def test_progress_bar_on_request(
         src.export_namespace("alice", tmp_path / "quiet.jsonl")
         assert capsys.readouterr().err == ""
     with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
-        dst.import_namespace(path, progress=True)
+        dst.import_namespace(path, namespace="alice", progress=True)
         err = capsys.readouterr().err
         assert "embed" in err and "import" in err
 
@@ -572,7 +572,15 @@ def test_cli_export_to_a_reader_that_goes_away_exits_quietly_and_changes_nothing
     whole = tmp_path / "alice.jsonl"
     assert main(["export", "--store", url, "--user", "alice", "--out", str(whole)]) == 0
     done = _closed_stdout(
-        _cli("import", "--store", f"sqlite:///{tmp_path / 'n.db'}", "--in", str(whole))
+        _cli(
+            "import",
+            "--store",
+            f"sqlite:///{tmp_path / 'n.db'}",
+            "--in",
+            str(whole),
+            "--user",
+            "alice",
+        )
     )
     assert done.returncode == 0, done.stderr
     assert "imported 400 records" in done.stderr
@@ -648,7 +656,7 @@ def test_an_import_applies_the_memorys_limits(
     ) as dst:
         dst.add("I already live here.", namespace="alice")
         with pytest.raises(InvalidInputError, match=message):
-            dst.import_namespace(path)
+            dst.import_namespace(path, namespace="alice")
         assert [r.text for r in dst.records("alice")] == ["I already live here."]
 
 
@@ -666,7 +674,7 @@ def test_imported_vectors_are_normalised_and_must_have_the_models_dimensions(
         embeddings=True,
     )
     with AgentMemory(":memory:", embeddings=embeddings) as dst:
-        dst.import_namespace(path)
+        dst.import_namespace(path, namespace="alice")
         hits = dst.search("What is my cat's name?", namespace="alice", k=2, mode="dense")
         assert hits[0].id == "cat" and all(h.score <= 1.0 + 1e-5 for h in hits)
     small = _hostile_export(
@@ -674,7 +682,7 @@ def test_imported_vectors_are_normalised_and_must_have_the_models_dimensions(
     )  # no "dimensions" in the header
     with AgentMemory(":memory:", embeddings=embeddings) as dst:
         with pytest.raises(InvalidInputError, match=r"line 2: embedding has 3 dimensions.*384"):
-            dst.import_namespace(small)
+            dst.import_namespace(small, namespace="alice")
         assert dst.records("alice") == []
         dst.add("My cat is called Miso.", namespace="alice")  # the user still works
         assert dst.search("cat", namespace="alice", k=1)[0].text == "My cat is called Miso."
@@ -688,5 +696,5 @@ def test_deeply_nested_json_is_refused_by_line(
     path.write_text(path.read_text() + deep + "]" * 100_000 + "}}\n")
     with AgentMemory(":memory:", embeddings=hash_embeddings) as dst:
         with pytest.raises(InvalidInputError, match=r"line 3: .*nested too deeply"):
-            dst.import_namespace(path)
+            dst.import_namespace(path, namespace="alice")
         assert dst.namespaces() == []

@@ -124,6 +124,7 @@ def test_no_import_cycle_in_rl_or_policies() -> None:
 def test_bottom_modules_import_no_other_layer() -> None:
     graph = import_graph()
     bottoms = (
+        "langchain_agentmem.controls",
         "langchain_agentmem.sentences",
         "langchain_agentmem.replies",
         "langchain_agentmem.types",
