@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
-# Each creates the virtual environment when missing; torch is pinned first so
-# that nothing later pulls a multi-GB CUDA build.
+# Each creates the virtual environment when missing; torch is installed first, pinned,
+# from PyTorch's CPU index, so that nothing later pulls a multi-GB CUDA build. --retries 1:
+# where that index cannot be reached, pip turns to its other sources in seconds, not minutes.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet --retries 1 torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.memory import AgentMemory
 
 HELP = """Commands (handled here, never sent to the model or remembered):
@@ -19,22 +18,11 @@ _COMMAND = re.compile(r"/([A-Za-z]+)(?:\s+(.*))?")
 
 
 def _memories(memory: AgentMemory, user: str, stdout: TextIO) -> None:
-    from langchain_agentmem.integrations.prompt import memory_line, quote, stamps
+    from langchain_agentmem.integrations.prompt import listing
 
     records = memory.records(user)
-    for record, when in zip(records, stamps(records), strict=True):
-        # An id that could steer the terminal or hide text (control, bidi, invisible) or
-        # be misread (spaces, a quote) is shown as a JSON string, which /forget takes as
-        # it is shown. The memory's line is quoted (integrations.prompt.quote) throughout.
-        rid = record.id
-        plain = (
-            rid.isprintable()
-            and not any(c.isspace() or ord(c) in HIDDEN for c in rid)
-            and rid[:1] != '"'
-        )
-        shown = rid if plain else quote(rid)
-        # As the model is told it, without the list's dash: date, who, what it replied to.
-        stdout.write(f"{shown}  {memory_line(record, when).removeprefix('- ')}\n")
+    for line in listing(records):
+        stdout.write(line + "\n")
     stdout.write(f"({len(records)} memories)\n")
 
 

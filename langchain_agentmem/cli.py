@@ -8,7 +8,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command, parse_args, port_number, positive_int
+from langchain_agentmem.cliargs import (
+    STORE_HELP,
+    add_command,
+    existing_store,
+    parse_args,
+    port_number,
+    positive_int,
+)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -49,26 +56,10 @@ def _env_tokens(name: str, default: int) -> int:
         raise SystemExit(f"agentmem chat: {name} {exc}") from None
 
 
-def _existing_store(url: str | None, command: str) -> str | None:
-    """Refuse to create a SQLite file just to read or erase it; ``None`` when all is well."""
-    from langchain_agentmem.backends.url import default_store_url, sqlite_file
-
-    path = sqlite_file(default_store_url() if url is None else url)
-    if path is None or path.exists():
-        return None
-    problem = f"agentmem {command}: no store at {str(path)!r}; pass --store with the store's URL"
-    if url is not None and url.startswith("sqlite:///") and not path.is_absolute():
-        problem += (
-            f" (sqlite:///{path} is a path relative to the current folder; an absolute path "
-            f"takes four slashes: sqlite:////{path})"
-        )
-    return problem
-
-
 def _export(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
-    problem = _existing_store(args.store, "export")
+    problem = existing_store(args.store, "export")
     if problem:
         print(problem, file=sys.stderr)
         return 1
@@ -130,9 +121,21 @@ def _forget(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
-    problem = _existing_store(args.store, "forget")  # before asking: a typo is told at once
+    problem = existing_store(args.store, "forget")  # before asking: a typo is told at once
     if problem:
         print(problem, file=sys.stderr)
+        return 1
+    from langchain_agentmem.chat_threads import count_chat_threads, forget_chat_threads
+
+    with AgentMemory(args.store, persist_indexes=False) as memory:
+        known = args.user in memory.namespaces()
+    if not known and not count_chat_threads(args.user, args.store):  # a typo, as for export
+        forget_chat_threads(args.user, args.store)  # lock files killed sessions left: swept
+        print(
+            f"agentmem forget: {args.user!r} has no records, messages or `agentmem chat` "
+            f"threads in {shown}; nothing was erased",
+            file=sys.stderr,
+        )
         return 1
     if not args.yes:
         if not sys.stdin.isatty():
@@ -154,8 +157,6 @@ def _forget(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("agentmem forget: nothing was erased", file=sys.stderr)
             return 1
-    from langchain_agentmem.chat_threads import forget_chat_threads
-
     with AgentMemory(args.store) as memory:
         erased = memory.delete_namespace(args.user)
     chats = forget_chat_threads(erased.namespace, args.store)
@@ -171,18 +172,9 @@ def _mcp(args: argparse.Namespace) -> int:
     import logging
 
     from langchain_agentmem.errors import InvalidInputError
+    from langchain_agentmem.integrations import mcp, mcp_http  # without the extra: one line
     from langchain_agentmem.validation import check_k
 
-    try:
-        from langchain_agentmem.integrations import mcp, mcp_http
-    except ModuleNotFoundError as exc:
-        if exc.name != "mcp" and not (exc.name or "").startswith("mcp."):
-            raise
-        print(
-            'agentmem mcp: the MCP SDK is not installed; pip install "langchain-agentmem[mcp]"',
-            file=sys.stderr,
-        )
-        return 1
     # Everything is checked before the store and the model are opened (seconds).
     k = check_k(args.k)
     tokens = None
@@ -211,11 +203,15 @@ def _mcp(args: argparse.Namespace) -> int:
             print(f"agentmem mcp: serving {args.user!r} from {shown} over stdio", file=sys.stderr)
             mcp.serve_stdio(memory, args.user, k=k)
             return 0
-        print(
-            f"agentmem mcp: serving {len(tokens.users)} users by token from {shown} at "
-            f"http://{args.host}:{args.port}{mcp_http.PATH}",
-            file=sys.stderr,
-        )
+
+        def listening() -> None:  # said once it listens: a port in use is one line instead
+            print(
+                f"agentmem mcp: serving {len(tokens.users)} users by token from {shown} at "
+                f"http://{args.host}:{args.port}{mcp_http.PATH}",
+                file=sys.stderr,
+                flush=True,
+            )
+
         mcp_http.serve_http(
             memory,
             tokens=tokens,
@@ -225,6 +221,7 @@ def _mcp(args: argparse.Namespace) -> int:
             behind_tls_proxy=args.behind_tls_proxy,
             read_timeout=args.read_timeout,
             max_connections=args.max_connections,
+            on_listen=listening,
         )
     return 0
 
@@ -244,7 +241,9 @@ def _add_mcp_parser(sub: Any) -> None:
     )
     mcp.add_argument("--store", default=None, help=STORE_HELP)
     mcp.add_argument("--user", default=None, help="whose memory (stdio)")
-    mcp.add_argument("--k", type=int, default=4, help="most memories search_memory returns")
+    mcp.add_argument(
+        "--k", type=positive_int, default=4, help="most memories search_memory returns"
+    )
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
     mcp.add_argument(
         "--tokens",
@@ -271,9 +270,6 @@ def _add_mcp_parser(sub: Any) -> None:
         help="most connections open at once (lowered to fit ulimit -n)",
     )
     mcp.set_defaults(func=_mcp)
-
-
-STORE_HELP = "store URL (default: $AGENTMEM_HOME/memory.db)"
 
 
 def _add_privacy_parsers(sub: Any) -> None:
@@ -398,6 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_session_parsers(sub)
     _add_privacy_parsers(sub)
     _add_mcp_parser(sub)
+
+    from langchain_agentmem.cli_records import add_record_parsers
+
+    add_record_parsers(sub)
 
     from langchain_agentmem.bench.cli import add_bench_parser
 

@@ -11,6 +11,9 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+STORE_HELP = "store URL (default: $AGENTMEM_HOME/memory.db)"
+"""The help of every command's ``--store``."""
+
 _EXAMPLES = "examples:\n"
 _PARSER = "_command_parser"
 """The attribute of parsed arguments that holds the parser of the command they name."""
@@ -90,6 +93,17 @@ def positive_int(value: str) -> int:
     return number
 
 
+def whole_number(value: str) -> int:
+    """An argument type: a whole number >= 0."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value!r}")
+    return number
+
+
 def port_number(value: str) -> int:
     """An argument type: a TCP port, 1 to 65535."""
     try:
@@ -99,6 +113,22 @@ def port_number(value: str) -> int:
     if not 1 <= number <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535, got {value!r}")
     return number
+
+
+def existing_store(url: str | None, command: str) -> str | None:
+    """Refuse to create a SQLite file just to read or erase it; ``None`` when all is well."""
+    from langchain_agentmem.backends.url import default_store_url, sqlite_file
+
+    path = sqlite_file(default_store_url() if url is None else url)
+    if path is None or path.exists():
+        return None
+    problem = f"agentmem {command}: no store at {str(path)!r}; pass --store with the store's URL"
+    if url is not None and url.startswith("sqlite:///") and not path.is_absolute():
+        problem += (
+            f" (sqlite:///{path} is a path relative to the current folder; an absolute path "
+            f"takes four slashes: sqlite:////{path})"
+        )
+    return problem
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:

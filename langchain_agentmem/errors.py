@@ -36,3 +36,18 @@ class RecordNotFoundError(AgentMemoryError, KeyError):
 
 class StoreError(AgentMemoryError, RuntimeError):
     """The backing store is unusable (wrong schema version, closed, ...)."""
+
+
+class MissingExtraError(AgentMemoryError, ImportError):
+    """A feature needs an optional part of the package (an extra) that is not installed."""
+
+
+def missing_extra(extra: str, feature: str, exc: ImportError) -> MissingExtraError:
+    """The error for ``feature``, which needs the ``extra`` extra, when importing a package
+    of it failed with ``exc``."""
+    missing = f"{exc.name} is not installed" if exc.name else str(exc)
+    return MissingExtraError(
+        f"{feature} needs the {extra!r} extra ({missing}): pip install "
+        f"'langchain-agentmem[{extra}]', or in a checkout of the repository: "
+        f"pip install '.[{extra}]'"
+    )

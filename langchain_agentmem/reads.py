@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index import check_mode
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
@@ -19,7 +22,9 @@ from langchain_agentmem.types import Decision, MemoryRecord, Vector
 from langchain_agentmem.validation import (
     STORE_MARK,
     StoreNamespace,
+    check_count,
     check_k,
+    check_min_score,
     check_namespace,
     check_query,
     check_record_id,
@@ -37,6 +42,46 @@ def search_args(
         check_k(k),
         check_mode(mode),
     )
+
+
+@dataclass(frozen=True)
+class Narrowed:
+    """What a search keeps of its hits: records whose metadata pass ``filter``, scoring at
+    least ``min_score``."""
+
+    filter: Filter | None = None
+    min_score: float | None = None
+
+    @classmethod
+    def of(cls, wanted: object, min_score: object) -> Narrowed:
+        """Checked ``filter`` and ``min_score`` arguments of a search."""
+        return cls(checked_filter(wanted), check_min_score(min_score))
+
+
+def _hits(
+    view: NamespaceView, asked: NamedQuery, vector: Vector | None, k: int, mode: str, keep: Narrowed
+) -> list[tuple[int, float]]:
+    """The ``k`` best hits of ``asked`` in ``view`` that ``keep`` keeps, best first.
+
+    With a filter, the search asks for more than ``k`` (as many more as the filter leaves
+    out, then twice as many each time) until ``k`` records pass or none is left to ask for,
+    so ``k`` results come back whenever ``k`` records pass."""
+    if keep.filter is None:
+        hits = view.search(asked.text, vector, k, mode, asked.named)
+    else:
+        allowed = {rid for rid, row in view.rows.items() if passes(row.metadata, keep.filter)}
+        total = len(view.rows)
+        hits = []
+        asking = min(total, k * math.ceil(total / len(allowed))) if allowed else 0
+        while asking:
+            found = view.search(asked.text, vector, asking, mode, asked.named)
+            hits = [(rid, score) for rid, score in found if rid in allowed][:k]
+            if len(hits) == k or len(found) < asking or asking == total:
+                break
+            asking = min(total, asking * 2)
+    if keep.min_score is not None:
+        hits = [(rid, score) for rid, score in hits if score >= keep.min_score]
+    return hits
 
 
 Speakers = tuple[str, ...]
@@ -85,6 +130,7 @@ class MemoryReads(MemoryCore):
         namespace: str,
         k: int,
         mode: str,
+        keep: Narrowed,
         speakers: Speakers | None = None,
     ) -> list[MemoryRecord] | Speakers:
         """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
@@ -99,7 +145,7 @@ class MemoryReads(MemoryCore):
                     return now
             if vector is not None:
                 view.check_query(vector, namespace)
-            hits = view.search(asked.text, vector, k, mode, asked.named)
+            hits = _hits(view, asked, vector, k, mode, keep)
             rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
@@ -112,7 +158,14 @@ class MemoryReads(MemoryCore):
         view.recalled(rids, now)
 
     def search(
-        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int = 5,
+        mode: str = "hybrid",
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """The ``k`` records of ``namespace`` that best match ``query``, best first.
 
@@ -123,6 +176,11 @@ class MemoryReads(MemoryCore):
             mode: ``"hybrid"`` (default: dense and BM25 scores fused), ``"dense"``
                 (embedding cosine similarity) or ``"lexical"`` (BM25; only records that
                 share a word with the query).
+            filter: Only records whose metadata match (LangGraph's store filter:
+                ``{"topic": "food"}``, ``{"year": {"$gte": 2024}}``; see
+                :mod:`langchain_agentmem.filters`); ``k`` of them are returned whenever
+                ``k`` match.
+            min_score: Leave out records scoring below this (the score as below).
 
         Each record's ``score`` is the cosine similarity (dense), the BM25 score (lexical)
         or the hybrid score (higher is better). The hybrid score is absolute, in [0, 1]:
@@ -139,29 +197,40 @@ class MemoryReads(MemoryCore):
                 (10,000 characters).
         """
         query, namespace, k, mode = search_args(query, namespace, k, mode)
+        keep = Narrowed.of(filter, min_score)
         speakers = self._speakers(namespace, mode)
         asked = _named(query, speakers)
         vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
-        found = self._search(asked, vector, namespace, k, mode, speakers)
+        found = self._search(asked, vector, namespace, k, mode, keep, speakers)
         if isinstance(found, tuple):  # another writer changed who speaks here: read it again
             asked = _named(query, found)
             vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
-            found = self._search(asked, vector, namespace, k, mode)
+            found = self._search(asked, vector, namespace, k, mode, keep)
         return cast("list[MemoryRecord]", found)
 
     async def asearch(
-        self, query: str, *, namespace: str, k: int = 5, mode: str = "hybrid"
+        self,
+        query: str,
+        *,
+        namespace: str,
+        k: int = 5,
+        mode: str = "hybrid",
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
         query, namespace, k, mode = search_args(query, namespace, k, mode)
+        keep = Narrowed.of(filter, min_score)
         speakers = await asyncio.to_thread(self._speakers, namespace, mode)
         asked = _named(query, speakers)
         vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
-        found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode, speakers)
+        found = await asyncio.to_thread(
+            self._search, asked, vector, namespace, k, mode, keep, speakers
+        )
         if isinstance(found, tuple):
             asked = _named(query, found)
             vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
-            found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode)
+            found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode, keep)
         return cast("list[MemoryRecord]", found)
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
@@ -201,14 +270,42 @@ class MemoryReads(MemoryCore):
         """
         return [to_record(row) for row in self.backend.find_records(check_record_id(record_id))]
 
-    def records(self, namespace: str) -> list[MemoryRecord]:
-        """Every record of ``namespace``, oldest first."""
-        namespace = self._namespace(namespace)
-        return [to_record(row) for row in self.backend.iter_records(namespace)]
+    def records(
+        self,
+        namespace: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+    ) -> list[MemoryRecord]:
+        """The records of ``namespace``, oldest first, a page at a time.
 
-    async def arecords(self, namespace: str) -> list[MemoryRecord]:
+        Args:
+            namespace: Whose records.
+            limit: Most records to return (``None``: all from ``offset`` on).
+            offset: How many to skip first (pages of ``limit`` from 0, ``limit``, ...).
+            newest_first: Newest first instead.
+        """
+        namespace = self._namespace(namespace)
+        limit = None if limit is None else check_count(limit, "limit", least=1)
+        offset = check_count(offset, "offset", least=0)
+        rows = self.backend.iter_records(
+            namespace, limit=limit, offset=offset, newest_first=bool(newest_first)
+        )
+        return [to_record(row) for row in rows]
+
+    async def arecords(
+        self,
+        namespace: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+    ) -> list[MemoryRecord]:
         """Async :meth:`records`."""
-        return await asyncio.to_thread(self.records, namespace)
+        return await asyncio.to_thread(
+            self.records, namespace, limit=limit, offset=offset, newest_first=newest_first
+        )
 
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
@@ -237,7 +334,13 @@ class MemoryReads(MemoryCore):
         return [StoreNamespace(ns) for ns in names if ns.startswith(head)]
 
     def search_by_vector(
-        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+        self,
+        embedding: Sequence[float] | Vector,
+        *,
+        namespace: str,
+        k: int = 5,
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """The ``k`` records of ``namespace`` nearest to ``embedding`` (cosine), best first.
 
@@ -245,22 +348,37 @@ class MemoryReads(MemoryCore):
             embedding: A query vector from the memory's embedding model.
             namespace: Where to look.
             k: Most records to return.
+            filter: Only records whose metadata match (as :meth:`search`).
+            min_score: Leave out records of a lower cosine.
         """
         namespace = self._namespace(namespace)
         k = check_k(k)
+        keep = Narrowed.of(filter, min_score)
         vector = check_vector(embedding)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             if view.index is None:
                 return []
             view.check_query(vector, namespace)
-            view.flush()
-            hits = view.index.search(vector[0], k)
+            hits = _hits(view, NamedQuery(""), vector[0], k, "dense", keep)
             rows = _rows(view, hits)
         return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
 
     async def asearch_by_vector(
-        self, embedding: Sequence[float] | Vector, *, namespace: str, k: int = 5
+        self,
+        embedding: Sequence[float] | Vector,
+        *,
+        namespace: str,
+        k: int = 5,
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """Async :meth:`search_by_vector`."""
-        return await asyncio.to_thread(self.search_by_vector, embedding, namespace=namespace, k=k)
+        return await asyncio.to_thread(
+            self.search_by_vector,
+            embedding,
+            namespace=namespace,
+            k=k,
+            filter=filter,
+            min_score=min_score,
+        )

@@ -99,6 +99,21 @@ def check_k(k: object, *, what: str = "k") -> int:
     return k
 
 
+MAX_COUNT = 2**62
+"""The largest page size or offset taken (SQL's 64-bit integers)."""
+
+
+def check_count(value: object, what: str, *, least: int) -> int:
+    """A whole number of at least ``least`` (a page size, an offset), named ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(
+            f"{what} must be an int >= {least}, got {type(value).__name__} {_short(value)}"
+        )
+    if not least <= value <= MAX_COUNT:
+        raise InvalidInputError(f"{what} must be from {least} to 2**62, got {value}")
+    return value
+
+
 def check_metadata(metadata: object) -> dict[str, Any]:
     """Validate metadata: a mapping with string keys (JSON-serialisable values)."""
     if metadata is None:

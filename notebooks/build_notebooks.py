@@ -115,7 +115,8 @@ searchable (embeddings and BM25, offline) and managed by a policy with an audit 
 4. A policy-managed memory with a capacity: what it kept, what it forgot, and why.
 
 `ConversationChain` and the `langchain_classic` memories are deprecated in LangChain 1.x (they
-still run); the LangGraph notebook shows the path LangChain recommends now.
+still run); the LangGraph notebook shows the path LangChain recommends now. They need the
+`classic` extra: `pip install ".[classic]"` in a checkout of the repository.
 """
     ),
     SETUP,
@@ -637,7 +638,9 @@ items should it keep, so that later questions still find their answers? This not
    the budget.
 
 Training here is tiny, to run in seconds: the shipped policy (`policy="learned"`) was trained
-for far longer; see the end for how to retrain on your own conversations.
+for far longer; see the end for how to retrain on your own conversations. Training and the
+plots need the `rl` extra: `pip install ".[rl]"` in a checkout of the repository (the shipped
+policy itself runs on the core install).
 """
     ),
     SETUP,

@@ -182,8 +182,16 @@ class Backend(abc.ABC):
         """The records with this id in every namespace (administration only)."""
 
     @abc.abstractmethod
-    def iter_records(self, namespace: str) -> Iterator[RecordRow]:
-        """All records of a namespace, oldest first."""
+    def iter_records(
+        self,
+        namespace: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+    ) -> Iterator[RecordRow]:
+        """The live records of a namespace, oldest first (``newest_first``: newest first),
+        ``offset`` of them skipped, at most ``limit`` (``None``: all)."""
 
     @abc.abstractmethod
     def count_records(self, namespace: str) -> int:

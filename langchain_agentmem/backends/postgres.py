@@ -22,6 +22,9 @@ from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.backends.url import hide_secrets, redact_url
 from langchain_agentmem.errors import InvalidInputError, StoreError, UnknownStoreError
 
+CONNECT_TIMEOUT_S = 5
+"""Seconds a connection attempt may take (unless the URL sets ``connect_timeout``)."""
+
 _MIGRATIONS: dict[int, str] = {
     1: """
 CREATE TABLE IF NOT EXISTS agentmem_records (
@@ -149,13 +152,18 @@ class PostgresBackend(SQLBackend):
     def __init__(
         self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
     ) -> None:
-        self._conninfo, self.schema, self.url = parse_url(url)
+        conninfo, self.schema, self.url = parse_url(url)
+        # A host that drops packets would hold libpq for minutes: give up after a while.
+        params = conninfo_to_dict(conninfo)
+        params.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
+        self._conninfo = make_conninfo("", **params)
         self._secret_source = url
         self._sizes = (min_size, max_size)
         self._timeout = timeout
         self._lock = threading.Lock()
         self._writers = threading.BoundedSemaphore(max(1, max_size - 1))
         self._closed = False
+        self._reach()
         self._pool = self._open_pool()
         try:
             self._migrate()
@@ -164,6 +172,18 @@ class PostgresBackend(SQLBackend):
             raise
 
     # -- connections -------------------------------------------------------------------------
+    def _reach(self) -> None:
+        """Connect once before the pool opens: a server that is down or a wrong URL fails
+        at once, in one line (the pool would retry, and log each try, until its timeout)."""
+        try:
+            psycopg.connect(self._conninfo).close()
+        except psycopg.OperationalError as exc:
+            reason = hide_secrets(str(exc), self._secret_source).strip().splitlines()
+            raise StoreError(
+                f"cannot connect to {self.url!r}: {reason[0] if reason else 'no reason given'}"
+                "; check that the server is running and the url is right"
+            ) from None
+
     def _open_pool(self) -> ConnectionPool:
         self._pid = os.getpid()
         return ConnectionPool(

@@ -36,6 +36,10 @@ VERSION_MARGIN = 5e-6
 one and still name the same version."""
 
 
+_ALL_ROWS = 2**62
+"""A LIMIT that keeps every row (SQLite needs a LIMIT before an OFFSET)."""
+
+
 class Cursor(Protocol):
     """The slice of DB-API cursors both drivers share."""
 
@@ -139,11 +143,19 @@ class SQLBackend(Backend):
         )
         return [row_to_record(r) for r in rows]
 
-    def iter_records(self, namespace: str) -> Iterator[RecordRow]:
+    def iter_records(
+        self,
+        namespace: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+    ) -> Iterator[RecordRow]:
+        order = "created_at DESC, rid DESC" if newest_first else "created_at, rid"
         rows = self._fetchall(
             f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? AND {LIVE} "
-            "ORDER BY created_at, rid",
-            (namespace, time.time()),
+            f"ORDER BY {order} LIMIT ? OFFSET ?",
+            (namespace, time.time(), _ALL_ROWS if limit is None else limit, offset),
         )
         return (row_to_record(r) for r in rows)
 

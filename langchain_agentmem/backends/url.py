@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
 from langchain_agentmem.backends.base import Backend
-from langchain_agentmem.errors import InvalidTypeError, UnknownStoreError
+from langchain_agentmem.errors import InvalidTypeError, UnknownStoreError, missing_extra
 
 _SECRET_PARAMS = ("password", "sslpassword")
 _PARAM = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
@@ -109,7 +109,7 @@ def open_backend(url: str | os.PathLike[str] | None) -> Backend:
 
     Accepted: ``None`` (the default file), ``":memory:"``, ``"sqlite:///path"`` (or
     ``"sqlite://:memory:"``), a plain path ending in ``.db`` / ``.sqlite``,
-    ``"postgresql://..."``.
+    ``"postgresql://..."`` (the ``postgres`` extra: without it, a ``MissingExtraError``).
     """
     if url is None:
         url = default_store_url()
@@ -132,8 +132,8 @@ def open_backend(url: str | os.PathLike[str] | None) -> Backend:
     if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         try:
             from langchain_agentmem.backends.postgres import PostgresBackend
-        except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise UnknownStoreError(f"store url {redact_url(url)!r} needs psycopg: {exc}") from None
+        except ModuleNotFoundError as exc:  # the postgres extra
+            raise missing_extra("postgres", "A PostgreSQL store", exc) from None
         backend: Backend = PostgresBackend(url)
         return backend
     raise UnknownStoreError(

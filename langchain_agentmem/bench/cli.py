@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem.cliargs import add_command
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.errors import InvalidInputError, missing_extra
 
 
 def _ks(value: str) -> list[int]:
@@ -76,16 +76,21 @@ def run_bench(args: argparse.Namespace) -> int:
     from langchain_agentmem.locomo import load_locomo
     from langchain_agentmem.memory import AgentMemory
 
+    if args.plot or args.budget_plot:  # say so before the run, not once it is done
+        try:
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError as exc:  # the rl extra brings it
+            raise missing_extra("rl", "A plot (--plot, --budget-plot)", exc) from None
     budgets: list[float] = []
-    try:
-        conversations, report = load_locomo(args.data)
-        if args.budget is not None:
-            from langchain_agentmem.rl.cli import parse_budgets
+    if args.budget is not None:
+        from langchain_agentmem.rl.cli import parse_budgets
 
+        try:
             budgets = parse_budgets(args.budget)
-    except InvalidInputError as exc:
-        print(f"agentmem bench: {exc}", file=sys.stderr)
-        return 2
+        except InvalidInputError as exc:  # a bad value of a flag: a usage error
+            print(f"agentmem bench: {exc}", file=sys.stderr)
+            return 2
+    conversations, report = load_locomo(args.data)  # a missing or bad file: one line, 1
     for line in report.lines():
         print(f"note: {line}", file=sys.stderr)
     if args.torch_threads >= 1:
@@ -144,8 +149,16 @@ def add_policy_comparison(
         )
 
 
+def _cell(scores: dict[str, Any], key: str, width: int) -> str:
+    """A figure of the table, or ``n/a`` where no question was asked (a category the data
+    leaves out)."""
+    value = scores.get(key)
+    return f"{value:>{width}.3f}" if isinstance(value, float | int) else f"{'n/a':>{width}}"
+
+
 def format_summary(result: dict[str, Any]) -> str:
-    """Recall table (overall and per category) and timing ratios as plain text."""
+    """Recall table (overall and per category) and timing ratios as plain text; ``n/a``
+    for a category without questions."""
     ks = result["ks"]
     k = 10 if 10 in ks else ks[-1]
     cats = list(next(iter(result["retrieval"].values()))["categories"])
@@ -153,9 +166,9 @@ def format_summary(result: dict[str, Any]) -> str:
     head += "".join(f"{c[:11]:>12}" for c in cats) + f"{'hit@' + str(k):>8}"
     lines = [f"evidence recall@k; per category: recall@{k}", head]
     for method, r in result["retrieval"].items():
-        row = f"{method:<20}" + "".join(f"{r[f'recall@{x}']:>8.3f}" for x in ks)
-        row += "".join(f"{r['categories'][c][f'recall@{k}']:>12.3f}" for c in cats)
-        lines.append(row + f"{r[f'hit@{k}']:>8.3f}")
+        row = f"{method:<20}" + "".join(_cell(r, f"recall@{x}", 8) for x in ks)
+        row += "".join(_cell(r["categories"][c], f"recall@{k}", 12) for c in cats)
+        lines.append(row + _cell(r, f"hit@{k}", 8))
     t = result["timing"]
     lines += [
         "",
@@ -174,23 +187,49 @@ def format_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+METHOD_NAMES = {
+    "agentmem-hybrid": "agentmem hybrid (default)",
+    "agentmem-dense": "agentmem dense",
+    "agentmem-lexical": "agentmem lexical",
+    "seed-faiss-l2": "plain faiss (plain RAG)",
+    "bm25-plain": "plain bm25s",
+    "rrf-dense-bm25": "reciprocal-rank fusion of the two",
+    "window-50": "last 50 turns (a window)",
+}
+"""How the plot (and the benchmarks page's table) names each method of the results."""
+
+
+def curves(result: dict[str, Any]) -> list[tuple[str, list[float]]]:
+    """Each method's recall@k curve with its name; methods whose curves are the same are
+    one curve named ``a = b`` (so no line hides another)."""
+    ks = result["ks"]
+    named: dict[tuple[float, ...], list[str]] = {}
+    for method, r in result["retrieval"].items():
+        points = tuple(r.get(f"recall@{k}", float("nan")) for k in ks)
+        named.setdefault(points, []).append(METHOD_NAMES.get(method, method))
+    return [(" = ".join(names), list(points)) for points, names in named.items()]
+
+
 def plot_recall(result: dict[str, Any], path: str) -> None:
-    """Recall@k curves of every method, to a PNG."""
-    import matplotlib
+    """Recall@k curves of every method, to a PNG (:func:`curves`)."""
+    try:
+        import matplotlib
+    except ModuleNotFoundError as exc:  # the rl extra brings it
+        raise missing_extra("rl", "A plot (--plot)", exc) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ks = result["ks"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for method, r in result["retrieval"].items():
-        ax.plot(ks, [r[f"recall@{k}"] for k in ks], marker="o", label=method)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for name, points in curves(result):
+        ax.plot(ks, points, marker="o", label=name)
     ax.set_xlabel("k")
     ax.set_ylabel("evidence recall@k")
     ax.set_title("LoCoMo, categories 1-4")
     ax.set_xticks(ks)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, not over
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_classic.base_memory import BaseMemory
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage
 from pydantic import PrivateAttr
 
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, missing_extra
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -39,6 +38,11 @@ from langchain_agentmem.validation import (
     check_name,
     check_optional_name,
 )
+
+try:
+    from langchain_classic.base_memory import BaseMemory
+except ModuleNotFoundError as exc:  # the classic extra
+    raise missing_extra("classic", "AgentMemoryRecall (classic chains' memory)", exc) from None
 
 _CHAIN_ROLES = ("human", "ai")
 

@@ -37,15 +37,19 @@ import anyio
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError, missing_extra
 from langchain_agentmem.integrations.tools import memory_tools
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.validation import check_namespace
+
+try:
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+except ModuleNotFoundError as exc:  # the mcp extra
+    raise missing_extra("mcp", "The MCP server", exc) from None
 
 log = logging.getLogger(__name__)
 

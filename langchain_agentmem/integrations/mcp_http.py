@@ -30,24 +30,16 @@ Usage:
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import logging
+import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-import h11
-import uvicorn
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.integrations.mcp import memory_server
 from langchain_agentmem.integrations.mcp_tokens import (
     MAKE_FILE,
@@ -59,6 +51,19 @@ from langchain_agentmem.integrations.mcp_tokens import (
 )
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.validation import check_namespace
+
+try:
+    import h11
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+except ModuleNotFoundError as exc:  # the mcp extra
+    raise missing_extra("mcp", "The MCP server over HTTP", exc) from None
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -457,15 +462,54 @@ def connection_cap(requested: int = MAX_CONNECTIONS) -> int:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, with the guard's handler of the event loop's errors."""
+    """uvicorn's server, with the guard's handler of the event loop's errors, telling
+    ``on_listen`` once it listens."""
 
-    def __init__(self, config: uvicorn.Config, guard: _Guard) -> None:
+    def __init__(
+        self, config: uvicorn.Config, guard: _Guard, on_listen: Callable[[], None] | None
+    ) -> None:
         super().__init__(config)
         self.guard = guard
+        self.on_listen = on_listen
 
     async def startup(self, sockets: Any = None) -> None:
         asyncio.get_running_loop().set_exception_handler(self.guard.loop_exception)
         await super().startup(sockets=sockets)
+        if self.started and self.on_listen is not None:
+            self.on_listen()
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, for the server to listen on.
+
+    Raises:
+        InvalidInputError: the address is not this machine's, or the port is taken (one
+            line, before anything is served).
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise InvalidInputError(
+            f"--host {host!r} is no address of this machine ({exc.strerror}); pass an "
+            "address to listen on, such as 127.0.0.1"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        taken = exc.errno == errno.EADDRINUSE
+        raise InvalidInputError(
+            f"cannot listen on {host}:{port}: "
+            + (
+                "the port is in use (another server?); pass another --port"
+                if taken
+                else f"{exc.strerror}; pass another --host or --port"
+            )
+        ) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def serve_http(
@@ -479,6 +523,7 @@ def serve_http(
     read_timeout: float = READ_TIMEOUT_S,
     max_connections: int = MAX_CONNECTIONS,
     max_body_bytes: int = MAX_BODY_BYTES,
+    on_listen: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``memory``'s tools at ``http://HOST:PORT/mcp`` until interrupted.
 
@@ -496,12 +541,14 @@ def serve_http(
             once its connection is ready for one; a slower one is closed.
         max_connections: Most connections open at once (lowered to fit ``ulimit -n``).
         max_body_bytes: Largest request body served; a larger one is answered 413.
+        on_listen: Called once the server listens (to say where it serves).
 
     Raises:
-        InvalidInputError: no tokens, or a host others can reach without
-            ``behind_tls_proxy``.
+        InvalidInputError: no tokens, a host others can reach without
+            ``behind_tls_proxy``, or an address that cannot be listened on (a port in use).
     """
     check_http(host, tokens=tokens, behind_tls_proxy=behind_tls_proxy)
+    sock = listening_socket(host, port)
     app = http_app(memory, tokens=tokens, k=k, max_body_bytes=max_body_bytes)
     bound = _Guard(read_timeout, connection_cap(max_connections))
 
@@ -517,4 +564,7 @@ def serve_http(
         lifespan="on",
         log_config=None,  # the caller's logging (stderr) carries uvicorn's lines too
     )
-    _Server(config, bound).run()
+    try:
+        _Server(config, bound, on_listen).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -77,19 +77,25 @@ ROLE_NAMES = {
 """How a stored ``metadata["role"]`` (a LangChain message type) is named in the prompt;
 any other role names no one (a stored memory never reads as the system prompt)."""
 
+TOOL_NOTE = "noted by the assistant"
+"""Who a memory saved through the ``save_memory`` tool is from: the assistant's note about
+the user, neither the assistant's words in the conversation nor the user's."""
+
 _LABEL = re.compile(r"[^\w .'-]+")
 
 
 def speaker(record: MemoryRecord) -> str:
     """Who said ``record``.
 
-    A label from a fixed set: ``user``, ``assistant``, ``tool result``, ``unattributed``
-    or ``speaker "Name"``. A stored message role other than the user's wins (``ai`` is
-    always ``assistant``, a tool result is a ``tool result``); the user's words and
+    A label from a fixed set: ``user``, ``assistant``, ``noted by the assistant``,
+    ``tool result``, ``unattributed`` or ``speaker "Name"``. A stored message role other
+    than the user's wins (``ai`` is always ``assistant``, a tool result is a ``tool
+    result``); the user's words and
     role-less records are named by their ``speaker`` metadata when it has one
     (LoCoMo-style names, quoted as data: ``speaker "Caroline"``), else ``user``; a record
-    saved through the ``save_memory`` tool is the assistant's; anything else (a
-    ``system`` role included) is ``unattributed``.
+    saved through the ``save_memory`` tool is ``noted by the assistant`` (a fact the
+    assistant wrote down about the user, not its own words nor the user's); anything else
+    (a ``system`` role included) is ``unattributed``.
     """
     meta = record.metadata
     role = meta.get("role")
@@ -104,7 +110,7 @@ def speaker(record: MemoryRecord) -> str:
     if named is not None:
         return named
     if meta.get("source") == "tool":
-        return "assistant"  # saved by the model through the save_memory tool
+        return TOOL_NOTE  # saved by the model through the save_memory tool
     return "unattributed"
 
 
@@ -202,6 +208,31 @@ def memory_line(record: MemoryRecord, when: str | None = None, *, with_id: bool 
         (when,) = stamps([record])
     head = f"(id {quote(record.id)}) " if with_id else ""
     return f"- {head}[{when}] {speaker(record)}{replying_to(record)}: {quote(record.text)}"
+
+
+def shown_id(record_id: str) -> str:
+    """A record id as a terminal may show it: as it is, or as a JSON string (which the
+    chat's ``/forget`` and ``forget_memory`` take as shown) when it could steer the terminal
+    or hide text (control, bidi, invisible characters) or be misread (spaces, a quote)."""
+    plain = (
+        record_id.isprintable()
+        and not any(c.isspace() or ord(c) in HIDDEN for c in record_id)
+        and record_id[:1] != '"'
+    )
+    return record_id if plain else quote(record_id)
+
+
+def listing(records: Sequence[MemoryRecord], *, scores: bool = False) -> list[str]:
+    """One line a record, as ``/memories`` and ``agentmem list`` / ``search`` show them:
+    its id (:func:`shown_id`), then the memory as the model is told it, without the dash
+    (date, who, what it replied to, the quoted words); with ``scores``, the search score
+    after the id."""
+    lines = []
+    for record, when in zip(records, stamps(records), strict=True):
+        score = f"{record.score:.3f}  " if scores and record.score is not None else ""
+        line = memory_line(record, when).removeprefix("- ")
+        lines.append(f"{shown_id(record.id)}  {score}{line}")
+    return lines
 
 
 def format_memories(

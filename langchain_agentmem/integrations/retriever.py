@@ -13,10 +13,11 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from langchain_agentmem.errors import InvalidTypeError
+from langchain_agentmem.filters import Filter, checked_filter
 from langchain_agentmem.index import check_mode
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_name, check_text
+from langchain_agentmem.validation import check_k, check_min_score, check_name, check_text
 
 RESERVED_METADATA = ("id", "thread", "namespace", "created_at", "updated_at", "score")
 """Metadata keys the retriever fills from the record (they win over stored metadata)."""
@@ -61,6 +62,9 @@ class AgentMemoryRetriever(BaseRetriever):
 
             docs = retriever.invoke("Where does Alice live?")
             docs = retriever.invoke("Where does Alice live?", k=2)  # per call
+            food = AgentMemoryRetriever(
+                memory=memory, namespace="alice", filter={"topic": "food"}, min_score=0.2
+            )
             docs[0].metadata  # {..., "id", "thread", "namespace", "created_at",
                               #  "updated_at", "score"}
 
@@ -80,6 +84,10 @@ class AgentMemoryRetriever(BaseRetriever):
     """How many documents to return."""
     mode: str | None = None
     """``"hybrid"``, ``"dense"``, ``"lexical"``, or ``None`` for the memory's default."""
+    filter: dict[str, Any] | None = None
+    """Only records whose metadata match (:mod:`langchain_agentmem.filters`)."""
+    min_score: float | None = None
+    """Leave out records scoring below this (``AgentMemory.search``'s score)."""
 
     def __init__(
         self,
@@ -88,6 +96,8 @@ class AgentMemoryRetriever(BaseRetriever):
         namespace: str,
         k: int = 4,
         mode: str | None = None,
+        filter: Filter | None = None,
+        min_score: float | None = None,
         **kwargs: Any,
     ) -> None:
         # Checked here so callers get the package's errors, not pydantic's wrapper.
@@ -100,14 +110,20 @@ class AgentMemoryRetriever(BaseRetriever):
             "namespace": check_name(namespace, what="namespace"),
             "k": check_k(k),
             "mode": check_search_mode(mode),
+            "filter": None if filter is None else dict(checked_filter(filter) or {}),
+            "min_score": check_min_score(min_score),
         }
         super().__init__(**fields, **kwargs)
 
-    def _search_args(self, query: object, k: object, mode: object) -> dict[str, Any]:
+    def _search_args(
+        self, query: object, k: object, mode: object, wanted: object, min_score: object
+    ) -> dict[str, Any]:
         args: dict[str, Any] = {
             "query": check_text(query, what="query"),
             "namespace": self.namespace,
             "k": self.k if k is None else check_k(k),
+            "filter": self.filter if wanted is None else checked_filter(wanted),
+            "min_score": self.min_score if min_score is None else check_min_score(min_score),
         }
         chosen = self.mode if mode is None else check_search_mode(mode)
         # Only pass a mode when one is chosen, so the memory's own default applies.
@@ -122,8 +138,10 @@ class AgentMemoryRetriever(BaseRetriever):
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
         mode: str | None = None,
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[Document]:
-        args = self._search_args(query, k, mode)
+        args = self._search_args(query, k, mode, filter, min_score)
         return [record_to_document(r) for r in self.memory.search(**args)]
 
     async def _aget_relevant_documents(
@@ -133,6 +151,8 @@ class AgentMemoryRetriever(BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
         mode: str | None = None,
+        filter: Filter | None = None,
+        min_score: float | None = None,
     ) -> list[Document]:
-        args = self._search_args(query, k, mode)
+        args = self._search_args(query, k, mode, filter, min_score)
         return [record_to_document(r) for r in await self.memory.asearch(**args)]

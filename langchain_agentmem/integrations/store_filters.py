@@ -9,70 +9,9 @@ from typing import Any
 from langgraph.store.base import MatchCondition, SearchOp
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.filters import OPERATORS, check_filter, passes
 
-
-def _compare(value: Any, wanted: Any) -> bool:
-    """LangGraph's filter semantics: exact (nested) match or ``$eq`` / ``$gt`` / ... ops."""
-    if isinstance(wanted, Mapping):
-        if any(str(k).startswith("$") for k in wanted):
-            return all(_operator(value, op, arg) for op, arg in wanted.items())
-        return isinstance(value, Mapping) and all(
-            _compare(value.get(k), v) for k, v in wanted.items()
-        )
-    return bool(value == wanted)
-
-
-OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-"""The ``$`` operators a search filter may use."""
-
-
-def check_filter(wanted: Any, path: str) -> None:
-    """Refuse an unknown ``$`` operator anywhere in a search filter, before any item is read."""
-    if not isinstance(wanted, Mapping):
-        return
-    if any(str(k).startswith("$") for k in wanted):
-        for op in wanted:
-            if op not in OPERATORS:
-                raise InvalidInputError(
-                    f"unsupported filter operator {op!r} in {path}; use "
-                    f"{', '.join(OPERATORS[:-1])} or {OPERATORS[-1]}"
-                )
-        return
-    for key, value in wanted.items():
-        check_filter(value, f"{path}[{key!r}]")
-
-
-def _operator(value: Any, op: str, arg: Any) -> bool:
-    if op == "$eq":
-        return bool(value == arg)
-    if op == "$ne":
-        return bool(value != arg)
-    if op in ("$gt", "$gte", "$lt", "$lte"):
-        try:
-            if op == "$gt":
-                return bool(value > arg)
-            if op == "$gte":
-                return bool(value >= arg)
-            if op == "$lt":
-                return bool(value < arg)
-            return bool(value <= arg)
-        except TypeError:
-            return False
-    raise InvalidInputError(
-        f"unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte"
-    )
-
-
-def _field(value: Mapping[str, Any], key: str) -> Any:
-    """``value[key]``; a dotted key (``"user.level"``) reaches into nested dicts."""
-    if key in value or "." not in key:
-        return value.get(key)
-    found: Any = value
-    for part in key.split("."):
-        if not isinstance(found, Mapping):
-            return None
-        found = found.get(part)
-    return found
+__all__ = ["OPERATORS", "check_filter", "keep", "matches"]
 
 
 def matches(path: tuple[str, ...], condition: MatchCondition) -> bool:
@@ -93,6 +32,4 @@ def matches(path: tuple[str, ...], condition: MatchCondition) -> bool:
 
 def keep(value: Mapping[str, Any], op: SearchOp) -> bool:
     """Whether an item's ``value`` passes the filter of search ``op`` (all its keys)."""
-    if not op.filter:
-        return True
-    return all(_compare(_field(value, k), v) for k, v in op.filter.items())
+    return passes(value, op.filter)

@@ -168,8 +168,9 @@ def memory_tools(
         ),
         make(
             "save_memory",
-            "Save a fact about the user to long-term memory (the memory policy decides "
-            "whether it is kept).",
+            "Save one short fact about the user to long-term memory, written in the third "
+            'person as a note about them ("The user is allergic to nuts."), not in their '
+            "words nor yours; one fact per call. The memory policy decides whether it is kept.",
             save,
             asave,
         ),

@@ -14,6 +14,7 @@ from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.filters import Filter, checked_filter
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_name, check_record_id, check_text
@@ -24,12 +25,19 @@ def _document(record: MemoryRecord) -> Document:
 
 
 def _no_extra(kwargs: dict[str, Any], method: str) -> None:
-    # Silently ignoring e.g. ``filter=`` would return wrong results; say so instead.
+    # Silently ignoring an argument would return wrong results; say so instead.
     if kwargs:
         raise InvalidInputError(
-            f"{method}() got unsupported arguments {sorted(kwargs)}; filter by metadata on "
-            "the returned documents, or keep separate sets apart in separate namespaces"
+            f"{method}() got unsupported arguments {sorted(kwargs)}; a search takes k and "
+            "filter (a dict of metadata keys to wanted values)"
         )
+
+
+def _wanted(kwargs: dict[str, Any], method: str) -> Filter | None:
+    """The ``filter`` of a search's keyword arguments; any other one is refused."""
+    wanted = kwargs.pop("filter", None)
+    _no_extra(kwargs, method)
+    return checked_filter(wanted)
 
 
 class AgentMemoryVectorStore(VectorStore):
@@ -209,24 +217,29 @@ class AgentMemoryVectorStore(VectorStore):
     async def _aquery_vector(self, query: object) -> list[float]:
         return await self.embeddings.aembed_query(check_text(query, what="query"))
 
-    def _hits(self, embedding: Sequence[float], k: int) -> list[MemoryRecord]:
-        return self.memory.search_by_vector(embedding, namespace=self.namespace, k=check_k(k))
+    def _hits(
+        self, embedding: Sequence[float], k: int, wanted: Filter | None = None
+    ) -> list[MemoryRecord]:
+        return self.memory.search_by_vector(
+            embedding, namespace=self.namespace, k=check_k(k), filter=wanted
+        )
 
     def similarity_search_with_score(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        """The ``k`` documents most similar to ``query``, with cosine similarity."""
-        _no_extra(kwargs, "similarity_search_with_score")
-        hits = self._hits(self._query_vector(query), k)
+        """The ``k`` documents most similar to ``query``, with cosine similarity
+        (``filter=``: only documents whose metadata match, :mod:`langchain_agentmem.filters`)."""
+        wanted = _wanted(kwargs, "similarity_search_with_score")
+        hits = self._hits(self._query_vector(query), k, wanted)
         return [(_document(r), float(r.score or 0.0)) for r in hits]
 
     async def asimilarity_search_with_score(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """Async :meth:`similarity_search_with_score`."""
-        _no_extra(kwargs, "asimilarity_search_with_score")
+        wanted = _wanted(kwargs, "asimilarity_search_with_score")
         vector = await self._aquery_vector(query)
-        hits = await asyncio.to_thread(self._hits, vector, k)
+        hits = await asyncio.to_thread(self._hits, vector, k, wanted)
         return [(_document(r), float(r.score or 0.0)) for r in hits]
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
@@ -242,15 +255,15 @@ class AgentMemoryVectorStore(VectorStore):
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[Document]:
         """The ``k`` documents nearest to ``embedding``."""
-        _no_extra(kwargs, "similarity_search_by_vector")
-        return [_document(r) for r in self._hits(embedding, k)]
+        wanted = _wanted(kwargs, "similarity_search_by_vector")
+        return [_document(r) for r in self._hits(embedding, k, wanted)]
 
     async def asimilarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[Document]:
         """Async :meth:`similarity_search_by_vector`."""
-        _no_extra(kwargs, "asimilarity_search_by_vector")
-        return [_document(r) for r in await asyncio.to_thread(self._hits, embedding, k)]
+        wanted = _wanted(kwargs, "asimilarity_search_by_vector")
+        return [_document(r) for r in await asyncio.to_thread(self._hits, embedding, k, wanted)]
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         # Scores are cosine similarities; LangChain wants relevance in [0, 1].
@@ -265,9 +278,9 @@ class AgentMemoryVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """``k`` documents near ``embedding`` that are also diverse among themselves."""
-        _no_extra(kwargs, "max_marginal_relevance_search")
+        wanted = _wanted(kwargs, "max_marginal_relevance_search")
         k = check_k(k)
-        hits = self._hits(embedding, max(check_k(fetch_k, what="fetch_k"), k))
+        hits = self._hits(embedding, max(check_k(fetch_k, what="fetch_k"), k), wanted)
         if not hits:
             return []
         vectors = [np.asarray(r.embedding, dtype=np.float32).tolist() for r in hits]

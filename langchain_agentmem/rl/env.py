@@ -27,12 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
-from gymnasium import spaces
 
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.policies.features import (
     N_FEATURES,
     content_words,
@@ -47,6 +45,12 @@ from langchain_agentmem.policies.features import (
 from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import static_scores, turn_metadata
+
+try:
+    import gymnasium as gym
+    from gymnasium import spaces
+except ModuleNotFoundError as exc:  # the rl extra
+    raise missing_extra("rl", "Training a memory policy", exc) from None
 
 FloatArray = npt.NDArray[np.float32]
 

@@ -91,12 +91,15 @@ def plot_budgets(
     except ImportError:
         return None
     budgets = sorted(table, key=float)
-    names = list(next(iter(table.values())))
+    # Policies that score alike at every budget are one line named "a = b": none hides another.
+    lines: dict[tuple[float, ...], list[str]] = {}
+    for name in next(iter(table.values())):
+        values = tuple(table[b][name].get(f"recall@{k}", float("nan")) for b in budgets)
+        lines.setdefault(values, []).append(name)
     fig, ax = plt.subplots(figsize=(8.5, 4.2))
-    for name in names:
-        values = [table[b][name].get(f"recall@{k}", float("nan")) for b in budgets]
-        style = "--" if name.startswith("oracle") else "-"
-        ax.plot([float(b) for b in budgets], values, style, marker="o", label=name)
+    for values, names in lines.items():
+        style = "--" if names[0].startswith("oracle") else "-"
+        ax.plot([float(b) for b in budgets], values, style, marker="o", label=" = ".join(names))
     ax.set_xlabel("budget (share of a conversation's turns kept)")
     ax.set_ylabel(f"evidence recall@{k}" + (" (held-out)" if held_out else ""))
     ax.set_xticks([float(b) for b in budgets])

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.policies.features import BASE_INDEX, neutral_observation
 from langchain_agentmem.policies.learned import FloatArray, LearnedPolicy, save_policy
 from langchain_agentmem.rl.budget import capacity_for
@@ -254,9 +254,13 @@ def train(
         except ImportError:
             progress = False  # the bar is a nicety: train without it
     import torch
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    try:
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.vec_env import DummyVecEnv
+    except ModuleNotFoundError as exc:  # the rl extra
+        raise missing_extra("rl", "Training a memory policy", exc) from None
 
     torch.set_num_threads(1)
     main = [prepare(c) for c in train_convs]

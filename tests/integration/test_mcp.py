@@ -107,7 +107,10 @@ async def test_stdio_refuses_a_bad_k_at_start(tmp_path: Path) -> None:
             f"sqlite:///{tmp_path / 'k.db'}", "alice", tmp_path, errlog, "--k", "0"
         ):
             pass
-    assert "agentmem mcp: k must be" in (tmp_path / "stderr.txt").read_text()
+    assert (
+        "argument --k: expected a whole number >= 1, got '0'"
+        in (tmp_path / "stderr.txt").read_text()
+    )
     assert not (tmp_path / "k.db").exists()
 
 

@@ -334,7 +334,8 @@ def test_memory_tools_save_search_forget(memory: AgentMemory, server: ScriptedOp
     agent.invoke(ask("What am I allergic to?"), cfg("alice", "t2"))
     found = server.requests[-1]["messages"][-1]["content"]
     assert f'- (id "{record.id}") [' in found
-    assert found.endswith(f'assistant: "Alice is allergic to nuts."\n{CLOSE}')  # saved by it
+    # Saved by the agent: its note about the user, neither its own words nor the user's.
+    assert found.endswith(f'noted by the assistant: "Alice is allergic to nuts."\n{CLOSE}')
 
     # Bob's agent cannot forget (or see) alice's memory, even with its id.
     server.add(tool_call("forget_memory", memory_id=record.id), "Done.")

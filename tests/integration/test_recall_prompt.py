@@ -232,7 +232,7 @@ def test_dates_and_speakers() -> None:
         '- [2026-11-29] user: "I moved to Oslo."',
         '- [undated] assistant: "You moved."',
         '- [undated] speaker "Caroline": "Caroline: hi"',
-        '- [undated] assistant: "Saved."',
+        '- [undated] noted by the assistant: "Saved."',
         '- [undated] unattributed: "A note."',
     ]
     assert format_memories([]) == ""
@@ -391,3 +391,11 @@ def test_middleware_state_keeps_record_ids_only(memory: AgentMemory) -> None:
     memory.delete(record.id, namespace="alice")
     agent.invoke({"messages": [HumanMessage("What is my PIN?")]}, cfg("alice", "t2"))
     assert "4321" not in llm.prompt_text(-1)
+
+
+def test_the_save_tool_asks_for_a_note_about_the_user(memory: AgentMemory) -> None:
+    from langchain_agentmem import memory_tools
+
+    save = {t.name: t for t in memory_tools(memory)}["save_memory"]
+    assert "third person" in save.description
+    assert "The user is allergic to nuts." in save.description

@@ -204,8 +204,10 @@ def test_bad_input_is_rejected_and_nothing_is_lost(store: AgentMemoryVectorStore
         store.max_marginal_relevance_search_by_vector([0.1] * 384, fetch_k="5")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="6 dimensions"):
         store.similarity_search_by_vector([0.1] * 6)
-    with pytest.raises(InvalidInputError, match="unsupported arguments \\['filter'\\]"):
-        store.similarity_search("Alice", filter={"n": 1})
+    with pytest.raises(InvalidInputError, match="unsupported arguments \\['where'\\]"):
+        store.similarity_search("Alice", where={"n": 1})
+    with pytest.raises(InvalidInputError, match="unsupported filter operator '\\$in'"):
+        store.similarity_search("Alice", filter={"n": {"$in": [1]}})
     # A batch with one bad text stores none of it.
     with pytest.raises(InvalidInputError, match="text is empty"):
         store.add_texts(["Alice likes tea.", " "])

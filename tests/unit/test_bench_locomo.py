@@ -185,4 +185,4 @@ def test_bench_command_bad_data(tmp_path: Path, capsys: pytest.CaptureFixture[st
     from langchain_agentmem.cli import main
 
     code = main(["bench", "locomo", "--data", str(tmp_path / "no.json"), "--out", "x.json"])
-    assert code == 2 and "does not exist" in capsys.readouterr().err
+    assert code == 1 and "does not exist" in capsys.readouterr().err

@@ -103,8 +103,13 @@ def test_splitting_reads_each_part_alone_as_the_rule_reads_the_sentence(
 def test_splitting_is_linear_in_the_text(unit: str) -> None:
     # A run of abbreviations once glued every part to the growing sentence and read the
     # whole of it again per part: 16k characters took 2 s, a million about two hours.
+    # Under one second of CPU time: the best of three runs, as a loaded machine (other test
+    # processes on the same cores) stretches one run's CPU time several-fold.
     text = unit * (1_000_000 // len(unit))
-    started = time.process_time()  # CPU time: what another process does is not counted
-    head, parts = pieces(text)
-    assert time.process_time() - started < 1.0
+    spent = []
+    for _ in range(3):
+        started = time.process_time()  # CPU time: what another process does is not counted
+        head, parts = pieces(text)
+        spent.append(time.process_time() - started)
+    assert min(spent) < 1.0, spent
     assert head == "" and parts
