@@ -31,8 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from langchain_agentmem.index.hybrid import HybridConfig
-from langchain_agentmem.index.newer_first import asks_current_value
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.newer_first import asks_current_value
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
         UnknownPolicyError,
         UnknownStoreError,
     )
-    from langchain_agentmem.index import HybridConfig
     from langchain_agentmem.integrations.chat_history import (
         BufferChatMessageHistory,
         TokenBufferChatMessageHistory,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies import MemoryPolicy, available_policies
     from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.ranking import HybridConfig
     from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 
 _WHERE = {
@@ -56,7 +56,7 @@ _WHERE = {
     "StoreError": "langchain_agentmem.errors",
     "UnknownPolicyError": "langchain_agentmem.errors",
     "UnknownStoreError": "langchain_agentmem.errors",
-    "HybridConfig": "langchain_agentmem.index",
+    "HybridConfig": "langchain_agentmem.ranking",
     "BufferChatMessageHistory": "langchain_agentmem.integrations.chat_history",
     "TokenBufferChatMessageHistory": "langchain_agentmem.integrations.chat_history",
     "WindowChatMessageHistory": "langchain_agentmem.integrations.chat_history",

@@ -12,9 +12,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.backends import Backend, RecordRow
 from langchain_agentmem.cache import NamespaceCache
 from langchain_agentmem.errors import RecordNotFoundError
-from langchain_agentmem.index import HybridConfig
 from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
 from langchain_agentmem.policies import MemoryPolicy
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.types import MemoryOp, OpKind
 from langchain_agentmem.validation import Limits, check_namespace, check_record_id
 from langchain_agentmem.view import NamespaceView
@@ -38,10 +38,8 @@ class MemoryCore:
         with self._cache.lock(namespace):
             view = self._cache.view(namespace)
             now = time.time()
-            stored = self.backend.next_expiry(namespace)
-            if stored is not None and (view.next_expiry is None or stored < view.next_expiry):
-                # Another writer moved an expiry earlier (set_expiry logs no change).
-                view.next_expiry = stored
+            # Another writer may have moved an expiry earlier (set_expiry logs no change).
+            view.expiry_at_most(self.backend.next_expiry(namespace))
             if not view.due(now):
                 return view
             self._sweep(namespace)
@@ -58,10 +56,7 @@ class MemoryCore:
                 view.drop(record_id)
                 if record_id in current:
                     view.put(current[record_id])
-            view.next_expiry = min(
-                (r.expires_at for r in view.rows.values() if r.expires_at is not None),
-                default=None,
-            )
+            view.recount_expiry()
             return view
 
     def _sweep(self, namespace: str) -> int:

@@ -26,10 +26,8 @@ import numpy as np
 
 from langchain_agentmem.backends import Backend
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import (
-    HybridConfig,
-)
 from langchain_agentmem.index.persist import IndexFiles
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.view import NamespaceView
 
 DEFAULT_CACHE_RECORDS = 200_000

@@ -18,13 +18,13 @@ from langchain_agentmem.cache import (
 )
 from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidTypeError
-from langchain_agentmem.index import HybridConfig
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.reads import MemoryReads
 from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (

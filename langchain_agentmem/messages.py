@@ -111,3 +111,7 @@ class MemoryMessages(MemoryCore):
     def threads(self, namespace: str) -> list[str]:
         """Threads of ``namespace`` that hold messages, oldest first."""
         return self.backend.threads(self._namespace(namespace))
+
+    async def athreads(self, namespace: str) -> list[str]:
+        """Async :meth:`threads`."""
+        return await asyncio.to_thread(self.threads, namespace)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -13,19 +12,10 @@ import numpy as np
 from langchain_agentmem.backends.base import KEEP, Backend, Expiry, RecordRow, Transaction
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.replies import REPLY_TO
-from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch
+from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch
 
 EXPIRY_POLICY = "expiry"
 """Policy name logged for records deleted because they expired."""
-
-
-def to_epoch(value: datetime | None, default: float) -> float:
-    """A datetime as UTC epoch seconds (naive datetimes are taken as UTC)."""
-    if value is None:
-        return default
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()
 
 
 def check_embedding(

@@ -14,10 +14,10 @@ from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
-from langchain_agentmem.index import check_mode
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
+from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.types import Decision, MemoryRecord, Vector
 from langchain_agentmem.validation import (
     STORE_MARK,
@@ -186,11 +186,11 @@ class MemoryReads(MemoryCore):
         or the hybrid score (higher is better). The hybrid score is absolute, in [0, 1]:
         ``0.25 * cosine + 0.75 * BM25 / (the query's highest attainable BM25)``, lifted
         halfway toward a better-scoring neighbour in the same thread (see
-        :mod:`langchain_agentmem.index.hybrid`), so one ``min_score`` means the same in
+        :mod:`langchain_agentmem.ranking.search`), so one ``min_score`` means the same in
         every search. A query that names a speaker of the namespace (a record's
         ``metadata["speaker"]``) is searched without the name, and that speaker's records
-        gain ``HybridConfig.named_speaker`` (0.1) in hybrid score; others' records that name
-        them, ``HybridConfig.named_mention`` (0.05).
+        gain ``HybridConfig.named_speaker`` in hybrid score; others' records that name
+        them, ``HybridConfig.named_mention``.
 
         Raises:
             InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
@@ -322,6 +322,10 @@ class MemoryReads(MemoryCore):
         """Namespaces that hold records or messages (a LangGraph store's are left out:
         ``AgentMemoryStore.list_namespaces`` lists those)."""
         return [ns for ns in self.backend.namespaces() if not ns.startswith(STORE_MARK)]
+
+    async def anamespaces(self) -> list[str]:
+        """Async :meth:`namespaces`."""
+        return await asyncio.to_thread(self.namespaces)
 
     def _store_namespaces(self, head: str, *, expiring: bool = False) -> list[StoreNamespace]:
         """The reserved namespaces starting with ``head`` (``AgentMemoryStore``'s); with

@@ -17,11 +17,18 @@ NEVER = datetime.max.replace(tzinfo=timezone.utc)
 """An expiry that never comes: an UPDATE carrying it clears the record's expiry."""
 
 
+def to_epoch(value: datetime | None, default: float) -> float:
+    """A datetime as UTC epoch seconds (naive datetimes are UTC; ``None``: ``default``)."""
+    if value is None:
+        return default
+    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+
+
 def expiry_epoch(value: datetime | None) -> float | None:
     """An expiry as UTC epoch seconds (``None`` and :data:`NEVER`: never; naive is UTC)."""
     if value is None or value == NEVER:
         return None
-    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+    return to_epoch(value, 0.0)
 
 
 class OpKind(str, enum.Enum):

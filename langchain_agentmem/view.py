@@ -14,7 +14,6 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -22,16 +21,10 @@ import numpy as np
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.index import (
-    DenseIndex,
-    HybridConfig,
-    LexicalIndex,
-    ThreadOrder,
-    hybrid_search,
-    lexical_counts,
-)
+from langchain_agentmem.index import DenseIndex, LexicalIndex, ThreadOrder, lexical_counts
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
+from langchain_agentmem.ranking import HybridConfig, hybrid_search
 from langchain_agentmem.replies import asks, only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
@@ -41,6 +34,7 @@ from langchain_agentmem.types import (
     RecordStat,
     Vector,
     expiry_epoch,
+    to_epoch,
 )
 
 
@@ -86,20 +80,14 @@ def named_speaker(metadata: Mapping[str, Any] | None) -> str | None:
     return who if isinstance(who, str) and who.strip() else None
 
 
-def _epoch(value: datetime | None, default: float) -> float:
-    """As the store dates it: UTC epoch seconds (naive datetimes are UTC)."""
-    if value is None:
-        return default
-    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
-
-
 @dataclass
 class NamespaceView:
     """The cache of one namespace: the dense and lexical indexes and record stats."""
 
     config: HybridConfig = field(default_factory=HybridConfig)
     index: DenseIndex | None = None
-    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    lexical: LexicalIndex = field(init=False)
+    """BM25 with the config's ``bm25_k1`` and ``bm25_b``."""
     order: ThreadOrder = field(default_factory=ThreadOrder)
     last_seq: int = 0
     rid_of: dict[str, int] = field(default_factory=dict)
@@ -126,6 +114,9 @@ class NamespaceView:
     """How many records each named speaker (``metadata["speaker"]``) holds."""
     _said: dict[int, tuple[str | None, float, str]] = field(default_factory=dict)
     """What :meth:`said` returns for each key, kept with the row (searches read it per key)."""
+
+    def __post_init__(self) -> None:
+        self.lexical = LexicalIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
@@ -194,6 +185,24 @@ class NamespaceView:
         """Whether some cached row may have expired by ``now``."""
         return self.next_expiry is not None and self.next_expiry <= now
 
+    def expiry_at_most(self, at: float | None) -> None:
+        """Note that some record expires at ``at`` (``None``: nothing new expires)."""
+        if at is not None and (self.next_expiry is None or at < self.next_expiry):
+            self.next_expiry = at
+
+    def recount_expiry(self) -> None:
+        """Read the earliest expiry again from the cached rows (after a sweep)."""
+        self.next_expiry = min(
+            (r.expires_at for r in self.rows.values() if r.expires_at is not None),
+            default=None,
+        )
+
+    def set_expiry(self, record_ids: Sequence[str], at: float | None) -> None:
+        """Mirror a move of the expiry of ``record_ids`` to ``at`` (``None``: never)."""
+        for rid in [self.rid_of[i] for i in record_ids if i in self.rid_of]:
+            self.rows[rid] = dataclasses.replace(self.rows[rid], expires_at=at)
+        self.expiry_at_most(at)
+
     def drop(self, record_id: str) -> None:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
@@ -251,7 +260,7 @@ class NamespaceView:
         for op in applied:
             if op.kind is OpKind.ADD:
                 assert op.text is not None and op.embedding is not None
-                created = _epoch(op.timestamp, at)
+                created = to_epoch(op.timestamp, at)
                 # An expired record of the same id gave it up in the same transaction.
                 self.drop(op.record_ids[0])
                 row = RecordRow(
@@ -263,7 +272,7 @@ class NamespaceView:
                     metadata=as_stored(op.metadata or {}),
                     embedding=np.asarray(op.embedding, dtype=np.float32),
                     created_at=created,
-                    updated_at=_epoch(op.updated_at, created),
+                    updated_at=to_epoch(op.updated_at, created),
                     last_accessed_at=None,
                     access_count=0,
                     expires_at=expiry_epoch(op.expires_at),
@@ -416,7 +425,7 @@ class NamespaceView:
         self.flush()
         speaker = speaker_of(candidate.metadata)
         words: set[str] | None = None
-        for rid, score in self.index.search(candidate.embedding, _REPEAT_NEIGHBOURS):
+        for rid, score in self.index.search(candidate.embedding, self.config.repeat_neighbours):
             if score < threshold:
                 break
             if rid not in self.questions or self.said(rid)[0] != speaker:
@@ -426,7 +435,3 @@ class NamespaceView:
             if words <= theirs or theirs <= words:
                 return self.rows[rid].id, float(score)
         return None
-
-
-_REPEAT_NEIGHBOURS = 8
-"""Nearest records read for a question asked before (statements close to it included)."""

@@ -239,16 +239,7 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied (UPDATE; for a new id its ADD, after the DELETEs that made room).
         """
-        item = make_candidate(
-            self.limits,
-            text,
-            namespace,
-            thread,
-            metadata,
-            None,
-            record_id,
-            check_expiry(ttl, expires_at),
-        )
+        item = self._put_item(record_id, text, namespace, thread, metadata, ttl, expires_at)
         if embedding is None:
             vector = embed_records(self.embeddings, [item.text])[0]
         else:
@@ -265,21 +256,32 @@ class MemoryWrites(MemoryCore):
         metadata: dict[str, Any] | None = None,
         ttl: float | timedelta | None = None,
         expires_at: datetime | None = None,
+        embedding: Sequence[float] | Vector | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`put`."""
-        item = make_candidate(
-            self.limits,
-            text,
-            namespace,
-            thread,
-            metadata,
-            None,
-            record_id,
-            check_expiry(ttl, expires_at),
-        )
-        vector = (await aembed_records(self.embeddings, [item.text]))[0]
+        item = self._put_item(record_id, text, namespace, thread, metadata, ttl, expires_at)
+        if embedding is None:
+            vector = (await aembed_records(self.embeddings, [item.text]))[0]
+        else:
+            vector = check_vector(embedding)[0]
         return await asyncio.to_thread(
             self._commit_put, dataclasses.replace(item, embedding=vector)
+        )
+
+    def _put_item(
+        self,
+        record_id: str,
+        text: str,
+        namespace: str,
+        thread: str | None,
+        metadata: dict[str, Any] | None,
+        ttl: float | timedelta | None,
+        expires_at: datetime | None,
+    ) -> Candidate:
+        """The checked item :meth:`put` and :meth:`aput` write (not yet embedded)."""
+        expiry = check_expiry(ttl, expires_at)
+        return make_candidate(
+            self.limits, text, namespace, thread, metadata, None, record_id, expiry
         )
 
     def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
@@ -476,8 +478,24 @@ class MemoryWrites(MemoryCore):
             ids = self.backend.set_expiry(ns, ids, at, versions=stamps)
             view = self._cache.peek(ns)
             if view is not None:
-                for rid in [view.rid_of[i] for i in ids if i in view.rid_of]:
-                    view.rows[rid] = dataclasses.replace(view.rows[rid], expires_at=at)
-                if at is not None and (view.next_expiry is None or at < view.next_expiry):
-                    view.next_expiry = at
+                view.set_expiry(ids, at)
         return ids
+
+    async def aset_expiry(
+        self,
+        record_ids: Sequence[str],
+        *,
+        namespace: str,
+        ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+        versions: Sequence[datetime] | None = None,
+    ) -> list[str]:
+        """Async :meth:`set_expiry`."""
+        return await asyncio.to_thread(
+            self.set_expiry,
+            record_ids,
+            namespace=namespace,
+            ttl=ttl,
+            expires_at=expires_at,
+            versions=versions,
+        )

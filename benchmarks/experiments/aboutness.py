@@ -64,11 +64,11 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
-from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
-from langchain_agentmem.index.newer_first import PAST_WORDS
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.locomo import CATEGORIES
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.newer_first import PAST_WORDS
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo, searched_as
 from langchain_agentmem.rl.retrieval import hybrid_results, turn_counts
 

@@ -50,11 +50,11 @@ import numpy as np
 
 from langchain_agentmem.embeddings import embed_records, resolve_embeddings
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.text import lexical_counts, lexical_text
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.policies.learned import LearnedPolicy
+from langchain_agentmem.ranking import HybridConfig, hybrid_search
 from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo

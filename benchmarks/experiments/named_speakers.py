@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from langchain_agentmem.embeddings import embed_texts, resolve_embeddings
-from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.locomo import CATEGORIES
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
 

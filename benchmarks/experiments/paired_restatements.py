@@ -58,9 +58,8 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.index import newer_first
-from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.locomo import CATEGORIES
+from langchain_agentmem.ranking import HybridConfig, newer_first
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
 
@@ -78,7 +77,7 @@ DIRECTIONS = ("both", "later", "older")
 """Which way two statements must be nearest to pair (``both``: as shipped)."""
 
 PairRule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]], np.ndarray]
-"""The signature of :func:`~langchain_agentmem.index.newer_first.nearest_pairs`."""
+"""The signature of :func:`~langchain_agentmem.ranking.newer_first.nearest_pairs`."""
 
 Variant = tuple[HybridConfig, str]
 """Search settings and the direction pairs are read in."""
@@ -112,7 +111,7 @@ def variants(directions: bool = False) -> dict[str, Variant]:
 
 
 def one_way_pairs(direction: str) -> PairRule:
-    """:func:`~langchain_agentmem.index.newer_first.nearest_pairs`, nearest one way only.
+    """:func:`~langchain_agentmem.ranking.newer_first.nearest_pairs`, nearest one way only.
 
     ``later``: the older statement is the later one's nearest; ``older``: the later one is
     the older one's nearest.

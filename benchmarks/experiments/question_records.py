@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.index import HybridConfig
 from langchain_agentmem.locomo import CATEGORIES
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.replies import only_asks
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results

@@ -26,7 +26,7 @@ for the plain hybrid ranking, the "lift toward an older near-duplicate" rule (an
 any wording, every question), the earlier release's ``newer_first`` (every present-tense
 question, no chains, relevance against the record passed over, similarity 0.6, relevance
 0.5), ``newer_first`` with worded changes only (``unmarked_standing=inf``), and the shipped
-``newer_first`` of :mod:`langchain_agentmem.index.newer_first` over a grid of its standing for
+``newer_first`` of :mod:`langchain_agentmem.ranking.newer_first` over a grid of its standing for
 changes without a change word and its margin (defaults ``unmarked_standing=1.5``,
 ``restatement_margin=0.15``). The defaults were chosen by one rule, on the first five sets:
 the least mean stale-above-current over them, with their mean current-first, current-in-
@@ -59,8 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.index.hybrid import HybridConfig
-from langchain_agentmem.index.newer_first import PAST_WORDS, is_restatement
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.newer_first import PAST_WORDS, is_restatement
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write

@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.index import hybrid
-from langchain_agentmem.index.hybrid import HybridConfig
-from langchain_agentmem.index.newer_first import Said
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking import search as hybrid
+from langchain_agentmem.ranking.newer_first import Said
 from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import hybrid_results

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem.index import lexical
-from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.locomo import CATEGORIES as CATEGORY_NAMES
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import per_question
 

@@ -1,6 +1,6 @@
 """Does a learned judgement of "B restates A" find changed facts that newer-first misses?
 
-Newer-first (:mod:`langchain_agentmem.index.newer_first`) pairs a later statement B with an older
+Newer-first (:mod:`langchain_agentmem.ranking.newer_first`) pairs a later statement B with an older
 one A of the same speaker when B is closer to A than background by a cosine margin (and, for
 B without a change word, stands out as an answer to the query). The changes it still misses
 on the fact-change sets written apart from its tuning are pairs that cosine does not tie
@@ -53,8 +53,8 @@ from benchmarks.experiments.recency_ablation import (
     table_head,
     table_row,
 )
-from langchain_agentmem.index.hybrid import HybridConfig
-from langchain_agentmem.index.newer_first import (
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.newer_first import (
     asks_current_value,
     background,
     is_restatement,

@@ -17,8 +17,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from langchain_agentmem.backends.sql import Cursor, SQLBackend
-from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
+from langchain_agentmem.backends.sql import Cursor, SQLBackend, migrate
 from langchain_agentmem.backends.url import hide_secrets, redact_url
 from langchain_agentmem.errors import InvalidInputError, StoreError, UnknownStoreError
 
@@ -257,29 +256,14 @@ class PostgresBackend(SQLBackend):
                 cur.execute(
                     sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
                 )
-            cur.execute(
-                "CREATE TABLE IF NOT EXISTS agentmem_meta "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            migrate(
+                cur,
+                self.url,
+                _MIGRATIONS,
+                "INSERT INTO agentmem_meta (key, value) VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                as_bytes=True,
             )
-            row = cur.execute(
-                "SELECT value FROM agentmem_meta WHERE key = 'schema_version'"
-            ).fetchone()
-            current = 0 if row is None else int(row[0])
-            if current > SCHEMA_VERSION:
-                raise StoreError(
-                    f"store {self.url!r} has schema version {current}, newer than this "
-                    f"langchain-agentmem understands ({SCHEMA_VERSION}); upgrade the package"
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        cur.execute(statement.encode())
-            if current < SCHEMA_VERSION:
-                cur.execute(
-                    "INSERT INTO agentmem_meta (key, value) VALUES ('schema_version', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (str(SCHEMA_VERSION),),
-                )
 
     def close(self) -> None:
         with self._lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
@@ -20,11 +20,13 @@ from langchain_agentmem.backends.sql_schema import (
     ERASE_KIND,
     LIVE,
     RECORD_COLUMNS,
+    SCHEMA_VERSION,
     erase_marker,
     legacy_erase_marker,
     row_to_record,
 )
 from langchain_agentmem.backends.sql_transaction import SQLTransaction
+from langchain_agentmem.errors import StoreError
 from langchain_agentmem.types import Decision, OpKind, Vector
 
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
@@ -51,6 +53,44 @@ class Cursor(Protocol):
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
+
+
+def migrate(
+    cur: Cursor,
+    where: str,
+    migrations: Mapping[int, str],
+    set_version: str,
+    *,
+    as_bytes: bool = False,
+) -> None:
+    """Bring the tables to :data:`SCHEMA_VERSION`, inside the caller's write transaction.
+
+    Args:
+        cur: A cursor of the transaction (the caller holds whatever lock migrating needs).
+        where: The store, as error messages name it.
+        migrations: Each version's statements, in the backend's dialect (``;``-separated).
+        set_version: The statement that records the version (one parameter).
+        as_bytes: Send each statement as bytes (psycopg: no client-side parameter parsing).
+
+    Raises:
+        StoreError: The store is at a newer version than this package understands.
+    """
+    cur.execute(
+        "CREATE TABLE IF NOT EXISTS agentmem_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    row = cur.execute("SELECT value FROM agentmem_meta WHERE key = 'schema_version'").fetchone()
+    current = 0 if row is None else int(row[0])
+    if current > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {where!r} has schema version {current}, newer than this "
+            f"langchain-agentmem understands ({SCHEMA_VERSION}); upgrade the package"
+        )
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        for statement in migrations[version].split(";"):
+            if statement.strip():
+                cur.execute(statement.encode() if as_bytes else statement)
+    if current < SCHEMA_VERSION:
+        cur.execute(set_version, (str(SCHEMA_VERSION),))
 
 
 class SQLBackend(Backend):

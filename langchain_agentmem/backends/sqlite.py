@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from langchain_agentmem.backends.sql import Cursor, SQLBackend
-from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
+from langchain_agentmem.backends.sql import Cursor, SQLBackend, migrate
 from langchain_agentmem.errors import StoreError
 
 _V1 = """
@@ -134,29 +133,12 @@ class SQLiteBackend(SQLBackend):
 
     def _migrate(self) -> None:
         with self._write() as cur:
-            cur.execute(
-                "CREATE TABLE IF NOT EXISTS agentmem_meta "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            migrate(
+                cur,
+                self.path,
+                _MIGRATIONS,
+                "INSERT OR REPLACE INTO agentmem_meta (key, value) VALUES ('schema_version', ?)",
             )
-            row = cur.execute(
-                "SELECT value FROM agentmem_meta WHERE key = 'schema_version'"
-            ).fetchone()
-            current = 0 if row is None else int(row[0])
-            if current > SCHEMA_VERSION:
-                raise StoreError(
-                    f"store {self.path!r} has schema version {current}, newer than this "
-                    f"langchain-agentmem understands ({SCHEMA_VERSION}); upgrade the package"
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        cur.execute(statement)
-            if current < SCHEMA_VERSION:
-                cur.execute(
-                    "INSERT OR REPLACE INTO agentmem_meta (key, value) "
-                    "VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
 
     def _check_open(self) -> None:
         if self._closed:

@@ -14,10 +14,10 @@ from tqdm import tqdm
 
 from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
 from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
-from langchain_agentmem.index.hybrid import SEARCH_MODES
 from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.locomo import CATEGORIES, Conversation, LoadReport, turn_metadata, turn_text
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.ranking import SEARCH_MODES
 from langchain_agentmem.types import Vector
 
 MemoryFactory = Callable[[], AgentMemory]

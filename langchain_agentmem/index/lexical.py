@@ -12,11 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
+
+from langchain_agentmem.words import STOP_WORDS
 
 # bm25s's own default token pattern and English stop words, so scores match bm25s's.
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
-_STOP = frozenset(STOPWORDS_EN)
 _STEMMERS = threading.local()  # a Snowball stemmer keeps state while it works: one a thread
 
 
@@ -36,7 +36,7 @@ def tokenize(text: str) -> list[str]:
     Stems let "painted" find "paint" (LoCoMo recall@10 0.733 -> 0.750, see
     ``benchmarks/experiments/results/stemming.txt``).
     """
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
 
 
 @functools.lru_cache(maxsize=64)
@@ -51,9 +51,9 @@ def query_terms(query: str) -> tuple[str, ...]:
 
 DEFAULT_K1 = 1.5
 DEFAULT_B = 0.3
-"""Length normalisation: lower than Lucene's 0.75, since short chat turns ("Yes! A sunrise.")
-otherwise outrank the turns that say more (held-out LoCoMo recall, see
-``benchmarks/experiments/locomo_ablation.py``)."""
+"""BM25's parameters for an index built alone; a namespace's index takes
+``HybridConfig.bm25_k1`` and ``bm25_b`` (:mod:`langchain_agentmem.ranking.config`, which
+says where they were chosen)."""
 
 
 class LexicalIndex:
@@ -207,7 +207,7 @@ class LexicalIndex:
 
         Args:
             query: The query.
-            near: Words near the query's (:mod:`~langchain_agentmem.index.near_words`):
+            near: Words near the query's (:mod:`~langchain_agentmem.ranking.near_words`):
                 their BM25, times ``near_weight``, adds to the query's own before it is
                 divided by the ceiling of the query's own words.
             near_weight: How much the near words count, against 1 for the query's own.

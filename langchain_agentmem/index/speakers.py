@@ -18,9 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bm25s.stopwords import STOPWORDS_EN
+from langchain_agentmem.words import STOP_WORDS
 
-_COMMON = frozenset(STOPWORDS_EN)
 _WORD = re.compile(r"\w")
 
 
@@ -72,7 +71,7 @@ def _pattern(names: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, str]]:
         key = name.lower()
         spelled.setdefault(key, name)
         escaped = re.escape(name)
-        parts.append(escaped if key in _COMMON else f"(?i:{escaped})")
+        parts.append(escaped if key in STOP_WORDS else f"(?i:{escaped})")
     body = "|".join(parts)
     pattern = re.compile(rf"(?<!\w)(?P<name>{body})(?P<own>['\u2019]s?)?(?!\w)")
     return pattern, spelled

@@ -54,7 +54,6 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -81,6 +80,7 @@ from langchain_agentmem.integrations.turns import (
     turn_items,
 )
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_min_score, check_name
 

@@ -40,7 +40,6 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_agentmem.index import check_mode
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
@@ -63,6 +62,7 @@ from langchain_agentmem.integrations.turns import (
     turn_start,
 )
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_min_score, check_name
 

@@ -14,8 +14,8 @@ from pydantic import ConfigDict
 
 from langchain_agentmem.errors import InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter
-from langchain_agentmem.index import check_mode
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import check_k, check_min_score, check_name, check_text
 

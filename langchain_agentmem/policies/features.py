@@ -20,6 +20,7 @@ import numpy.typing as npt
 from langchain_agentmem.replies import answers
 from langchain_agentmem.sentences import strip_speaker
 from langchain_agentmem.types import RecordStat
+from langchain_agentmem.words import FEATURE_STOP
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -53,16 +54,6 @@ _EVENT = re.compile(
     r"\w{3,}ed)\b",
     re.IGNORECASE,
 )
-_STOP_WORDS = (
-    "a an the and or but so of to in on at for with from by as is are was were be been "
-    "being it its this that these those i you he she we they me him her us them my your "
-    "his our their what which who whom do does did have has had not no yes just really "
-    "very too also can could would should will shall may might must about up out if then "
-    "than there here how when where why all any some more most such only own same into "
-    "over again once i'm you're it's that's don't"
-)
-_STOP = frozenset(_STOP_WORDS.split())
-
 TEXT_FEATURES = (
     "length",
     "capitalised",
@@ -149,7 +140,7 @@ def text_features(text: str, metadata: Mapping[str, Any] | None = None) -> Float
         if raw[0].isupper() and not sentence_start and raw != "I" and not raw.startswith("I'"):
             capitalised += 1
         sentence_start = False
-    content = sum(1 for w in lower if w not in _STOP)
+    content = sum(1 for w in lower if w not in FEATURE_STOP)
     image = has_image(text, metadata)
     out = np.array(
         [
@@ -238,7 +229,9 @@ def has_image(text: str, metadata: Mapping[str, Any] | None) -> bool:
 
 def content_words(text: str) -> set[str]:
     """The distinct lower-cased words of ``text`` that are not stop words (speaker dropped)."""
-    return {w for w in (m.lower() for m in _WORD.findall(strip_speaker(text))) if w not in _STOP}
+    return {
+        w for w in (m.lower() for m in _WORD.findall(strip_speaker(text))) if w not in FEATURE_STOP
+    }
 
 
 def question_share(text: str) -> float:

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -17,7 +17,14 @@ import numpy.typing as npt
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.policies.base import MemoryPolicy, require_capacity
 from langchain_agentmem.policies.features import TEXTS, importance_score
-from langchain_agentmem.types import Candidate, MemoryOp, MemoryState, OpKind, RecordStat
+from langchain_agentmem.types import (
+    Candidate,
+    MemoryOp,
+    MemoryState,
+    OpKind,
+    RecordStat,
+    to_epoch,
+)
 
 T = TypeVar("T")
 
@@ -73,11 +80,8 @@ class FifoPolicy(MemoryPolicy):
 
 
 def _epoch(value: datetime | None) -> float:
-    if value is None:
-        return time.time()
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()
+    """UTC epoch seconds of ``value`` (``None``: now)."""
+    return time.time() if value is None else to_epoch(value, 0.0)
 
 
 def _weakest(

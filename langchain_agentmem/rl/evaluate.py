@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.index.hybrid import HybridConfig
 from langchain_agentmem.policies.base import MemoryPolicy
+from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.rl.budget import capacity_for, check_budget
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import hybrid_orders, turn_metadata

@@ -1,7 +1,7 @@
 """Retrieval over the turns a policy kept: the shipped hybrid search, exact and static.
 
 :func:`hybrid_orders` runs ``AgentMemory``'s own hybrid search (the same dense, BM25 and
-thread-order indexes and :func:`~langchain_agentmem.index.hybrid.hybrid_search`) over the
+thread-order indexes and :func:`~langchain_agentmem.ranking.search.hybrid_search`) over the
 kept turns, with no store in between: what a policy is scored on is what users get.
 
 :func:`static_scores` is its cheap stand-in for the training reward: each question's hybrid
@@ -20,12 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.hybrid import HybridConfig, hybrid_search
 from langchain_agentmem.index.lexical import LexicalIndex
-from langchain_agentmem.index.near_words import near_words
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.index.text import lexical_counts, reply_texts
 from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.ranking import HybridConfig, hybrid_search
+from langchain_agentmem.ranking.near_words import near_words
 from langchain_agentmem.replies import REPLY_TO, asks, only_asks
 from langchain_agentmem.rl.data import Conversation, searched_as
 
@@ -77,7 +77,7 @@ def turn_counts(
 
 
 def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:
-    index = LexicalIndex()
+    index = LexicalIndex(k1=config.bm25_k1, b=config.bm25_b)
     index.add_counts(list(kept), turn_counts(conv, kept, config))
     return index
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
 from langchain_agentmem.embeddings import embed_texts
-from langchain_agentmem.index import HybridConfig
-from langchain_agentmem.index.near_words import FLOOR, load_table
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.near_words import FLOOR, load_table
 
 SAID = [
     "My husband Tomas cooks on weekends.",

@@ -16,7 +16,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, HybridConfig
-from langchain_agentmem.index.newer_first import asks_current_value, is_restatement
+from langchain_agentmem.ranking.newer_first import asks_current_value, is_restatement
 from tests.fakes import RecordingChatModel
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import HybridConfig
+from langchain_agentmem.ranking import HybridConfig
 from tests.stores import HashEmbeddings
 
 FACTS = [

@@ -72,7 +72,7 @@ def test_the_wheel_installs_and_remembers_from_an_empty_folder(tmp_path: Path) -
     (wheel,) = dist.glob("langchain_agentmem-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("langchain_agentmem/policies/data/") for n in names)
-    assert "langchain_agentmem/index/data/near_words.tsv" in names
+    assert "langchain_agentmem/ranking/data/near_words.tsv" in names
     assert not any(n.startswith(("tests/", "benchmarks/", "docs/")) for n in names)
 
     venv = tmp_path / "venv"

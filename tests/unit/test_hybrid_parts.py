@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.newer_first import background, standing
+from langchain_agentmem.ranking.newer_first import background, standing
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
 

@@ -69,7 +69,17 @@ def test_lower_layers_do_not_import_upper_ones() -> None:
         "langchain_agentmem.backends": ("policies", "integrations", *MEMORY, "cache", "rl"),
         "langchain_agentmem.cache": (*MEMORY, "integrations", "rl", "ops"),
         "langchain_agentmem.view": (*MEMORY, "cache", "integrations", "rl", "ops"),
-        "langchain_agentmem.index": ("policies", "backends", *MEMORY, "cache", "rl"),
+        "langchain_agentmem.index": ("policies", "backends", *MEMORY, "cache", "rl", "ranking"),
+        "langchain_agentmem.ranking": (
+            "policies",
+            "backends",
+            *MEMORY,
+            "cache",
+            "view",
+            "integrations",
+            "rl",
+            "bench",
+        ),
         "langchain_agentmem.locomo": ("bench", "rl", *MEMORY, "integrations"),
     }
     bad = []
@@ -109,9 +119,14 @@ def test_find_cycle_finds_one() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_no_import_cycle_in_rl_or_policies() -> None:
+def test_no_import_cycle_in_rl_policies_index_or_ranking() -> None:
     graph = import_graph()
-    for package in ("langchain_agentmem.rl", "langchain_agentmem.policies"):
+    for package in (
+        "langchain_agentmem.rl",
+        "langchain_agentmem.policies",
+        "langchain_agentmem.index",
+        "langchain_agentmem.ranking",
+    ):
         inside = {
             m: {t for t in ts if _under(t, package) and t != package}
             for m, ts in graph.items()
@@ -128,6 +143,7 @@ def test_bottom_modules_import_no_other_layer() -> None:
         "langchain_agentmem.sentences",
         "langchain_agentmem.replies",
         "langchain_agentmem.types",
+        "langchain_agentmem.words",
     )
     for bottom in bottoms:
         # Bottom modules may use errors and the bottom modules listed before them.
@@ -174,3 +190,14 @@ def test_only_the_cli_loads_the_mcp_server_and_its_sdk() -> None:
     users = {m for m, ts in graph.items() if set(MCP) & ts and m not in MCP}
     assert users <= {"langchain_agentmem.cli"}, f"the optional server is imported by {users}"
     assert _sdk_importers() <= set(MCP), "only the MCP modules import the mcp extra"
+
+
+def test_stop_word_lists_live_in_words() -> None:
+    # One home for the lists of words that say nothing (BM25, names, questions, features).
+    readers = {
+        _module(p)
+        for p in PACKAGE.rglob("*.py")
+        if "STOPWORDS_EN" in p.read_text(encoding="utf-8")
+        or "frozenset(_STOP" in p.read_text(encoding="utf-8")
+    }
+    assert readers == {"langchain_agentmem.words"}, sorted(readers)

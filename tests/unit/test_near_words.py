@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_agentmem import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index import HybridConfig, LexicalIndex
+from langchain_agentmem.index import LexicalIndex
 from langchain_agentmem.index.lexical import tokenize
-from langchain_agentmem.index.near_words import FLOOR, PER_WORD, TABLE, load_table, near_words
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.near_words import FLOOR, PER_WORD, TABLE, load_table, near_words
 
 
 def test_the_shipped_table_is_plain_text_with_a_few_near_words_a_word() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from langchain_agentmem.index.newer_first import nearest_pairs
+from langchain_agentmem.ranking.newer_first import nearest_pairs
 
 
 def margins() -> np.ndarray:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.index.hybrid import HybridConfig, named_gain
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
+from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking.stages import named_gain
 
 SPEAKERS = ("Dmitri", "Tara", "Ana Lima")
 

@@ -7,7 +7,7 @@ more, not a stop word), embedded on its own, with its :data:`PER_WORD` nearest w
 cosine :data:`FLOOR` or more, other forms of the word itself left out
 (``partner``: partnership, relationship, lover, ...). A query's content words (stop words
 and capitalised names out) bring their near words; hybrid search counts their BM25 at
-``HybridConfig.near_words`` (0.3) of what they would count as words of the query, over the
+``HybridConfig.near_words`` of what they would count as words of the query, over the
 ceiling of the query's own words (which they do not raise), on the candidates the query's
 own words and embedding found (they bring none of their own). The table is plain text (no
 pickle); words outside it bring nothing. Chosen leave-one-conversation-out in
@@ -15,7 +15,7 @@ pickle); words outside it bring nothing. Chosen leave-one-conversation-out in
 
 Rebuild the table (for the bundled model, or another one's vocabulary)::
 
-    python -m langchain_agentmem.index.near_words [--model PATH] [--out FILE]
+    python -m langchain_agentmem.ranking.near_words [--model PATH] [--out FILE]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem.index.lexical import tokenize
-from langchain_agentmem.index.newer_first import content_words
+from langchain_agentmem.words import STOP_WORDS, question_words
 
 TABLE = Path(__file__).resolve().parent / "data" / "near_words.tsv"
 """The shipped table: one line a word, ``word<TAB>near near ...``, nearest first."""
@@ -62,7 +62,7 @@ def near_words(query: str, table: dict[str, tuple[str, ...]] | None = None) -> s
         query: The query as searched (names of speakers already taken out).
         table: The near-word table (default: the shipped one, :func:`load_table`).
     """
-    words = content_words(query)
+    words = question_words(query)
     if not words:
         return ""
     table = load_table() if table is None else table
@@ -77,13 +77,12 @@ def near_words(query: str, table: dict[str, tuple[str, ...]] | None = None) -> s
 def build_table(model_path: str | None = None) -> dict[str, tuple[str, ...]]:
     """Each vocabulary word's near words under the model at ``model_path`` (default: the
     bundled one): :data:`PER_WORD` at most, cosine :data:`FLOOR` or more, nearest first."""
-    from bm25s.stopwords import STOPWORDS_EN
-
     from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts
 
     emb = SentenceTransformerEmbeddings(model_path)
-    stop = frozenset(STOPWORDS_EN)
-    vocab = sorted(w for w in emb.model.tokenizer.vocab if _WORD.fullmatch(w) and w not in stop)
+    vocab = sorted(
+        w for w in emb.model.tokenizer.vocab if _WORD.fullmatch(w) and w not in STOP_WORDS
+    )
     vectors = np.asarray(embed_texts(emb, vocab), dtype=np.float32)
     stems = [frozenset(tokenize(w)) for w in vocab]
     table: dict[str, tuple[str, ...]] = {}

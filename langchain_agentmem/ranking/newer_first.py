@@ -37,15 +37,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 
+from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.types import Vector
+from langchain_agentmem.words import question_words
 
-if TYPE_CHECKING:
-    from langchain_agentmem.index.hybrid import HybridConfig
+_DEFAULT = HybridConfig()
 
 VectorLookup = Callable[[list[int]], np.ndarray]
 """Stored embeddings of keys, one row each, in the order asked (one batched lookup)."""
@@ -87,41 +86,19 @@ EVENT_WORDS = re.compile(
 )
 """Words of a question about an event, a reason, a guess or a date, not a present value."""
 
-VALUE_QUESTION_WORDS = 3
-"""Most content words a question for one present value has besides names ("Which car does
-Ana drive now?": car, drive); a question naming more asks about a particular episode."""
 
-_QUESTION_STOP = frozenset(STOPWORDS_EN) | {
-    "what", "which", "who", "whom", "whose", "where", "how", "does", "do", "is", "s", "am",
-    "have", "i", "me", "my", "mine", "your", "yours", "his", "her", "hers", "our", "ours",
-    "their", "theirs", "now", "currently", "today", "usually",
-}  # fmt: skip
-"""Words that say nothing of what a question is about: bm25s's English stop words, question
-words, pronouns and words for "at present"."""
-_QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-
-
-def content_words(query: str) -> list[str]:
-    """The words of ``query`` that are neither stop words nor capitalised names."""
-    words = _QUESTION_WORD.findall(query)
-    return [
-        word
-        for i, word in enumerate(words)
-        if word.lower().split("'")[0] not in _QUESTION_STOP and not (i and word[0].isupper())
-    ]
-
-
-def asks_current_value(query: str) -> bool:
+def asks_current_value(query: str, most_words: int = _DEFAULT.value_question_words) -> bool:
     """Whether ``query`` asks for one present value ("Where does Ana work?").
 
     Past-tense and "before" questions, questions for a list or a count ("What books has
     she read?", "What are his hobbies?", "Which places ..."), questions about an event, a
     reason, a guess or a date ("When ...", "Why ...", "... might ...", "... in May 2023"),
-    and questions naming more than :data:`VALUE_QUESTION_WORDS` content words do not.
+    and questions naming more than ``most_words`` content words
+    (``HybridConfig.value_question_words``) do not.
     """
     if PAST_WORDS.search(query) or LIST_WORDS.search(query) or EVENT_WORDS.search(query):
         return False
-    if len(content_words(query)) > VALUE_QUESTION_WORDS:
+    if len(question_words(query)) > most_words:
         return False
     head = PLURAL_HEAD.search(query)
     if head is None:
@@ -129,11 +106,6 @@ def asks_current_value(query: str) -> bool:
     word = head.group(1).lower()
     return not (word.endswith("s") and not word.endswith("ss") and word not in NOT_PLURAL)
 
-
-MIN_BACKGROUND = 3
-"""Fewest other records a comparison needs: a standing (a speaker's candidates besides
-the record and the one it passes over) or a pair's background (candidates besides the
-pair)."""
 
 Said = tuple[str | None, float, str]
 """Who said a record (speaker or role; ``None``: unknown), when (epoch seconds), its text."""
@@ -167,76 +139,115 @@ def newer_first(
     Questions that do not ask for one present value are left as they are
     (:func:`asks_current_value`).
     """
-    if not scores or not asks_current_value(query):
+    if not scores or not asks_current_value(query, config.value_question_words):
         return scores
     keys = sorted(scores, key=lambda rid: (-scores[rid], rid))[: config.candidates]
-    said = [said_of(rid) for rid in keys]
-    statement = np.fromiter(
-        (not text.rstrip().endswith("?") for _, _, text in said), dtype=bool, count=len(keys)
-    )
-    cued = np.fromiter((is_restatement(text) for _, _, text in said), dtype=bool, count=len(keys))
-    codes: dict[str | None, int] = {}
-    speaker = np.fromiter(
-        (codes.setdefault(who, len(codes)) for who, _, _ in said), dtype=np.int64, count=len(keys)
-    )
-    vectors: np.ndarray | None = None
-    # stands[i, j]: whether i stands out as an answer among its speaker's candidates but j.
-    stands = np.zeros((len(keys), len(keys)), dtype=bool)
-    if np.isfinite(config.unmarked_standing) and statement.any():
-        vectors = stack_vectors(keys, embeddings_of)
-        cosine = vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
-        stands = (standing(cosine, speaker) >= config.unmarked_standing) & statement[:, None]
-    # Position in time of each key, for vectorised masks.
-    chronological = sorted(range(len(keys)), key=lambda i: (said[i][1], keys[i]))
-    when = np.empty(len(keys), dtype=np.int64)
-    when[chronological] = np.arange(len(keys))
-    # paired[b, a]: whether b and a are short statements of one speaker nearest across time.
-    paired = np.zeros((len(keys), len(keys)), dtype=bool)
-    margins: np.ndarray | None = None  # every pair's, when pairing needs them all
-    if np.isfinite(config.pair_margin) and len(keys) - 2 >= MIN_BACKGROUND:
-        if vectors is None:
-            vectors = stack_vectors(keys, embeddings_of)
-        sims = (vectors @ vectors.T).astype(np.float64)
-        margins = sims - background(vectors, list(range(len(keys))), sims)
-        short = np.fromiter(
-            (len(text.split()) <= config.pair_words for _, _, text in said),
-            dtype=bool,
-            count=len(keys),
-        )
-        paired = nearest_pairs(
-            margins, statement & short, speaker, when, [text for _, _, text in said]
-        ) & (margins >= config.pair_margin)
-    newer = np.flatnonzero(cued | stands.any(axis=1) | paired.any(axis=1)).tolist()
+    pool = _Pool(keys, [said_of(rid) for rid in keys], embeddings_of)
+    stands = _stands(pool, vector, config)
+    paired, margins = _pairs(pool, config)
+    newer = np.flatnonzero(pool.cued | stands.any(axis=1) | paired.any(axis=1)).tolist()
     if not newer:
         return scores
     if margins is not None:
         margin = margins[newer]
     else:
-        if vectors is None:
-            vectors = stack_vectors(keys, embeddings_of)
-        sims = (vectors[newer] @ vectors.T).astype(np.float64)
-        margin = sims - background(vectors, newer, sims)
+        sims = (pool.vectors[newer] @ pool.vectors.T).astype(np.float64)
+        margin = sims - background(pool.vectors, newer, sims)
     base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
+    restates = pool.cued[:, None] | stands | paired  # [b, a]: b may restate a, so far
+    placed = _place(pool, base, newer, margin, restates, config)
+    out = dict(scores)
+    out.update(zip(keys, placed.tolist(), strict=True))
+    return out
+
+
+class _Pool:
+    """The candidates newer-first compares: who said each, when, whether it is a statement
+    or worded as a change; their embeddings read once, when first needed."""
+
+    def __init__(self, keys: list[int], said: list[Said], embeddings_of: VectorLookup) -> None:
+        self.keys, self.said, self._embeddings_of = keys, said, embeddings_of
+        n = len(keys)
+        self.statement = np.fromiter(
+            (not text.rstrip().endswith("?") for _, _, text in said), dtype=bool, count=n
+        )
+        self.cued = np.fromiter((is_restatement(text) for _, _, text in said), dtype=bool, count=n)
+        codes: dict[str | None, int] = {}
+        self.speaker = np.fromiter(
+            (codes.setdefault(who, len(codes)) for who, _, _ in said), dtype=np.int64, count=n
+        )
+        # Position in time of each key, for vectorised masks.
+        chronological = sorted(range(n), key=lambda i: (said[i][1], keys[i]))
+        self.when = np.empty(n, dtype=np.int64)
+        self.when[chronological] = np.arange(n)
+        self._vectors: np.ndarray | None = None
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The candidates' stored embeddings, one row each."""
+        if self._vectors is None:
+            self._vectors = stack_vectors(self.keys, self._embeddings_of)
+        return self._vectors
+
+
+def _stands(pool: _Pool, vector: Vector, config: HybridConfig) -> np.ndarray:
+    """``[i, j]``: whether statement ``i`` stands out as an answer among its speaker's
+    candidates but ``j`` (``unmarked_standing``)."""
+    n = len(pool.keys)
+    if not (np.isfinite(config.unmarked_standing) and pool.statement.any()):
+        return np.zeros((n, n), dtype=bool)
+    cosine = pool.vectors @ np.asarray(vector, dtype=np.float32).reshape(-1)
+    stands: np.ndarray = (
+        standing(cosine, pool.speaker, config.min_background) >= config.unmarked_standing
+    ) & pool.statement[:, None]
+    return stands
+
+
+def _pairs(pool: _Pool, config: HybridConfig) -> tuple[np.ndarray, np.ndarray | None]:
+    """``[b, a]``: whether ``b`` and ``a`` are short statements of one speaker nearest across
+    time (``pair_words``, ``pair_margin``); with every pair's margin when it was needed."""
+    n = len(pool.keys)
+    if not (np.isfinite(config.pair_margin) and n - 2 >= config.min_background):
+        return np.zeros((n, n), dtype=bool), None
+    vectors = pool.vectors
+    sims = (vectors @ vectors.T).astype(np.float64)
+    margins = sims - background(vectors, list(range(n)), sims)
+    short = np.fromiter(
+        (len(text.split()) <= config.pair_words for _, _, text in pool.said), dtype=bool, count=n
+    )
+    texts = [text for _, _, text in pool.said]
+    paired = nearest_pairs(margins, pool.statement & short, pool.speaker, pool.when, texts)
+    return paired & (margins >= config.pair_margin), margins
+
+
+def _place(
+    pool: _Pool,
+    base: np.ndarray,
+    newer: list[int],
+    margin: np.ndarray,
+    restates: np.ndarray,
+    config: HybridConfig,
+) -> np.ndarray:
+    """Each candidate's score with the restatements in ``newer`` placed, oldest first, just
+    above the best-placed older record of their speaker they restate."""
     placed = base.copy()
     # The base score of the best record of each key's chain (its own, until it joins one).
     best = base.copy()
-    rho = config.restatement_relevance
+    when, speaker = pool.when, pool.speaker
     for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
         b = newer[row]
         older = (
             (when < when[b])
             & (speaker == speaker[b])
             & (margin[row] >= config.restatement_margin)
-            & (cued[b] | stands[b] | paired[b])
+            & restates[b]
             & (placed > placed[b])
-            & (base[b] >= rho * best)
+            & (base[b] >= config.restatement_relevance * best)
         )
         if older.any():
             top = int(np.flatnonzero(older)[np.argmax(placed[older])])
             placed[b], best[b] = placed[top] + 1e-6, best[top]
-    out = dict(scores)
-    out.update(zip(keys, placed.tolist(), strict=True))
-    return out
+    return placed
 
 
 def stack_vectors(keys: list[int], embeddings_of: VectorLookup) -> np.ndarray:
@@ -244,18 +255,22 @@ def stack_vectors(keys: list[int], embeddings_of: VectorLookup) -> np.ndarray:
     return np.asarray(embeddings_of(keys), dtype=np.float32).reshape(len(keys), -1)
 
 
-def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
+def standing(
+    cosine: np.ndarray, speaker: np.ndarray, least: int = _DEFAULT.min_background
+) -> np.ndarray:
     """How far each candidate stands out as an answer among its speaker's candidates.
 
     Args:
         cosine: Each candidate's cosine to the query.
         speaker: One code per candidate's speaker.
+        least: Fewest other candidates of the speaker a standing needs
+            (``HybridConfig.min_background``).
 
     Returns:
         ``(n, n)``: at ``[i, j]``, how many standard deviations ``cosine[i]`` lies above the
         mean of the cosines of ``i``'s speaker's candidates other than ``j`` (the record
         ``i`` would pass over is left out, so two answers to one question do not hide each
-        other); ``-inf`` where ``j`` has another speaker, fewer than 3 candidates remain or
+        other); ``-inf`` where ``j`` has another speaker, fewer than ``least`` candidates remain or
         they do not vary.
     """
     c = cosine.astype(np.float64)
@@ -268,7 +283,7 @@ def standing(cosine: np.ndarray, speaker: np.ndarray) -> np.ndarray:
         mean = (total[:, None] - c[None, :]) / rest
         variance = (squares[:, None] - (c * c)[None, :]) / rest - mean * mean
         out = (c[:, None] - mean) / np.sqrt(variance)
-    valid = same & (rest >= MIN_BACKGROUND) & (variance > 1e-12)
+    valid = same & (rest >= least) & (variance > 1e-12)
     return np.where(valid, out, -np.inf)
 
 

@@ -1,0 +1,9 @@
+"""How search ranks records: the tuned values, the stages of a hybrid search, newer first.
+
+Above :mod:`langchain_agentmem.index` (the indexes it reads), below the namespace view.
+"""
+
+from langchain_agentmem.ranking.config import HybridConfig, sources
+from langchain_agentmem.ranking.search import SEARCH_MODES, check_mode, hybrid_search
+
+__all__ = ["SEARCH_MODES", "HybridConfig", "check_mode", "hybrid_search", "sources"]

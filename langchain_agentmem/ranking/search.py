@@ -1,0 +1,135 @@
+"""Search modes and hybrid search: dense and BM25 scores on absolute scales, plus context.
+
+A hybrid score is, for a record with cosine similarity ``cos`` to the query and BM25 score
+``bm25``::
+
+    base  = w * clip(cos, 0, 1) + (1 - w) * bm25 / ceiling(query)
+    score = base + lift * max(0, best_neighbour_base - base)
+
+``ceiling(query)`` is the most BM25 any record could score for the query (the sum over its
+terms of ``idf * (k1 + 1)``, unseen terms included), so both parts are absolute: the same
+match scores the same in every search, whatever else the namespace holds, and the score is
+in [0, 1]. Neighbours are the records just before and after in the same thread (by creation
+time, :class:`~langchain_agentmem.index.threads.ThreadOrder`): a turn that answers a
+matching turn ("Yes! A sunrise.") is lifted toward it. A record that asks something lifts
+only the record after it, and not when its own speaker said that one: "What happened to my
+daughter?" is about its answer, not about what was said before it nor the asker's own next
+words. Records without a thread have no neighbours. Each weight is a field of
+:class:`~langchain_agentmem.ranking.config.HybridConfig`, which names the file it was
+chosen in. BM25 also reads, at ``reply_weight``, the
+question a record answers (``metadata["reply_to"]``), so "A sunrise!" is found by "What
+did I paint?" even where the question itself is not stored
+(``benchmarks/experiments/locomo_context.py``).
+
+Questions last among equals: a record that only asks ("Where do I live?") scores
+``question_weight`` times its score. It shows what the user cares about but is rarely the
+answer, and a question matches a later question better than the statement that answers it
+does (``benchmarks/repeated_questions.py``); the record after it is still lifted by its
+full score.
+
+Newer first: a later restatement of the same speaker's fact is placed just above the older
+record it restates, whether worded as a change, standing out as an answer, or told as news
+that mirrors the older statement (:mod:`langchain_agentmem.ranking.newer_first`).
+
+Near words: the query's content words bring their nearest words in the bundled model's
+embedding space, whose BM25 counts ``HybridConfig.near_words`` of the query's own
+(:mod:`langchain_agentmem.ranking.near_words`). They rescore the candidates the query's own
+words and embedding found and bring none of their own (as many records are scored as
+without them).
+
+Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
+searched without the name, in its words and its embedding ("What is their job?"), and that
+speaker's records gain ``named_speaker`` in base score, and another speaker's records that
+name them gain ``named_mention`` (:mod:`langchain_agentmem.index.speakers`; the caller
+rewrites the query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index.dense import DenseIndex
+from langchain_agentmem.index.lexical import LexicalIndex
+from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.ranking import stages
+from langchain_agentmem.ranking.config import HybridConfig
+from langchain_agentmem.ranking.newer_first import Said, VectorLookup, newer_first
+from langchain_agentmem.types import Vector
+
+SEARCH_MODES = ("hybrid", "dense", "lexical")
+"""The modes ``AgentMemory.search`` accepts."""
+
+
+def check_mode(mode: object) -> str:
+    """Validate a search mode name."""
+    if not isinstance(mode, str):
+        raise InvalidTypeError(
+            f"mode must be a str, got {type(mode).__name__} {mode!r}; "
+            f"use one of {', '.join(SEARCH_MODES)}"
+        )
+    if mode not in SEARCH_MODES:
+        raise InvalidInputError(
+            f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}"
+        )
+    return mode
+
+
+def hybrid_search(
+    query: str,
+    vector: Vector,
+    k: int,
+    *,
+    dense: DenseIndex,
+    lexical: LexicalIndex,
+    order: ThreadOrder,
+    embeddings_of: VectorLookup,
+    config: HybridConfig,
+    said_of: Callable[[int], Said] | None = None,
+    questions: Container[int] = frozenset(),
+    named: frozenset[str] = frozenset(),
+) -> list[tuple[int, float]]:
+    """The ``k`` best keys by hybrid score (see the module docstring), best first.
+
+    Args:
+        query: The query text (for BM25).
+        vector: The normalised query embedding.
+        k: How many to return.
+        dense: The namespace's dense index.
+        lexical: The namespace's lexical index.
+        order: The namespace's thread order (neighbours).
+        embeddings_of: The stored (normalised) embeddings of keys, one row each (for keys
+            the dense side did not return, and for newer-first).
+        config: Weights.
+        said_of: Who said a key's record, when, and its text; needed to put newer
+            restatements first (``None``: that step is skipped).
+        questions: The keys of records that only ask (their scores are weighed by
+            ``config.question_weight``).
+        named: The speakers the query named (already taken out of ``query`` and
+            ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
+            records gain ``config.named_speaker`` (needs ``said_of``).
+
+    Returns:
+        ``(key, score)`` pairs, score in [0, 1], ties broken by the lower key.
+    """
+    pool = stages.gather(
+        query,
+        vector,
+        k,
+        dense=dense,
+        lexical=lexical,
+        order=order,
+        embeddings_of=embeddings_of,
+        config=config,
+    )
+    base_arr = stages.base_scores(pool, config)
+    if named and said_of is not None and (config.named_speaker > 0 or config.named_mention > 0):
+        base_arr = base_arr + stages.named_gain(pool.keys, said_of, named, config)
+    base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
+    scores = stages.neighbour_lift(base, pool, order, config.neighbour_lift)
+    if config.newer_first and said_of is not None:
+        scores = newer_first(
+            query, vector, scores, said_of=said_of, embeddings_of=embeddings_of, config=config
+        )
+    scores = stages.question_weight(scores, questions, config.question_weight)
+    return stages.best(scores, k)

@@ -1,0 +1,154 @@
+"""The stages of a hybrid search, each a small function over one pool of candidates.
+
+:func:`~langchain_agentmem.ranking.search.hybrid_search` runs them in order:
+:func:`gather` (the pool and each key's cosine and BM25), :func:`base_scores`,
+:func:`named_gain`, :func:`neighbour_lift`, newer first
+(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`question_weight`,
+then :func:`best`. Each reads its weights from
+:class:`~langchain_agentmem.ranking.config.HybridConfig`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+
+import numpy as np
+
+from langchain_agentmem.index.dense import DenseIndex
+from langchain_agentmem.index.lexical import LexicalIndex, top_k
+from langchain_agentmem.index.speakers import mention_pattern
+from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.ranking.config import HybridConfig
+from langchain_agentmem.ranking.near_words import near_words
+from langchain_agentmem.ranking.newer_first import Said, VectorLookup, stack_vectors
+from langchain_agentmem.types import Vector
+
+
+@dataclass
+class Pool:
+    """The candidates of one search: their keys, cosines, BM25 and thread neighbours."""
+
+    keys: list[int]
+    """Each side's best keys, then the neighbours they pulled in."""
+    cosine: np.ndarray
+    """Each key's cosine to the query (float32)."""
+    bm25: np.ndarray
+    """Each key's BM25 over the query's ceiling, near words included (float32)."""
+    near: dict[int, list[int]]
+    """The thread neighbours that lift each key found by a side (empty: no lift)."""
+
+
+def gather(
+    query: str,
+    vector: Vector,
+    k: int,
+    *,
+    dense: DenseIndex,
+    lexical: LexicalIndex,
+    order: ThreadOrder,
+    embeddings_of: VectorLookup,
+    config: HybridConfig,
+) -> Pool:
+    """The pool: each side's ``max(candidates, k)`` best keys and their thread neighbours.
+
+    Near words rescore the candidates and bring none of their own; a key the dense side did
+    not return gets its cosine from its stored embedding.
+    """
+    n = max(config.candidates, k)
+    cosine = dict(dense.search(vector, n))
+    rids, lex = lexical.normalised(query)
+    pool = dict.fromkeys(cosine)
+    pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
+    widened = near_words(query) if config.near_words > 0 else ""
+    if widened:
+        lex = np.minimum(lex + lexical.near_gain(query, widened, config.near_words), 1.0)
+    near: dict[int, list[int]] = {}
+    if config.neighbour_lift > 0:
+        for rid in list(pool):
+            near[rid] = order.lifters(rid)
+            pool.update(dict.fromkeys(near[rid]))
+    keys = list(pool)
+    cos = np.fromiter((cosine.get(rid, np.nan) for rid in keys), dtype=np.float32, count=len(keys))
+    missing = np.flatnonzero(np.isnan(cos))
+    if missing.size:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        cos[missing] = stack_vectors([keys[i] for i in missing], embeddings_of) @ q
+    pos = lexical.positions()
+    lex_of = np.fromiter((pos.get(rid, -1) for rid in keys), dtype=np.int64, count=len(keys))
+    bm = np.zeros(len(keys), dtype=np.float32)
+    known = (lex_of >= 0) & (lex_of < len(lex))
+    bm[known] = lex[lex_of[known]]
+    return Pool(keys=keys, cosine=cos, bm25=bm, near=near)
+
+
+def base_scores(pool: Pool, config: HybridConfig) -> np.ndarray:
+    """``dense_weight`` of the clipped cosine plus the rest of BM25, per key."""
+    w = config.dense_weight
+    out: np.ndarray = w * np.clip(pool.cosine, 0.0, 1.0) + (1.0 - w) * pool.bm25
+    return out
+
+
+def named_gain(
+    keys: list[int], said_of: Callable[[int], Said], named: frozenset[str], config: HybridConfig
+) -> np.ndarray:
+    """What each of ``keys`` gains for the speakers the query named: ``named_speaker`` for
+    their own records, ``named_mention`` for others' records whose text names one of them."""
+    said = [said_of(rid) for rid in keys]
+    theirs = np.fromiter((who in named for who, _, _ in said), dtype=bool, count=len(keys))
+    gain = config.named_speaker * theirs.astype(np.float64)
+    if config.named_mention > 0:
+        pattern = mention_pattern(named)
+        lowered = tuple(name.lower() for name in named)  # a cheap test before the regex
+        mentioned = np.fromiter(
+            (
+                not own
+                and any(name in text.lower() for name in lowered)
+                and pattern.search(text) is not None
+                for own, (_, _, text) in zip(theirs.tolist(), said, strict=True)
+            ),
+            dtype=bool,
+            count=len(keys),
+        )
+        gain = gain + config.named_mention * mentioned
+    out: np.ndarray = gain.astype(np.float32)
+    return out
+
+
+def neighbour_lift(
+    base: dict[int, float], pool: Pool, order: ThreadOrder, lift: float
+) -> dict[int, float]:
+    """Each key moved ``lift`` of the way toward its best thread neighbour's base score.
+
+    A neighbour the pool pulled in is lifted from what is known of its own neighbours.
+    """
+    if lift <= 0:
+        return base
+    scores = dict(base)
+    for rid, nbs in pool.near.items():
+        own = base[rid]
+        best = max((base[nb] for nb in nbs), default=own)
+        if best > own:
+            scores[rid] = own + lift * (best - own)
+    for rid in pool.keys:
+        if rid not in pool.near:
+            own = base[rid]
+            best = max((base[nb] for nb in order.lifters(rid) if nb in base), default=own)
+            if best > own:
+                scores[rid] = own + lift * (best - own)
+    return scores
+
+
+def question_weight(
+    scores: dict[int, float], questions: Container[int], weight: float
+) -> dict[int, float]:
+    """The scores of records that only ask, times ``weight``."""
+    if weight >= 1.0 or not questions:
+        return scores
+    return {rid: score * weight if rid in questions else score for rid, score in scores.items()}
+
+
+def best(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(key, score)``, score clipped to [0, 1], ties to the lower key."""
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return [(rid, min(max(score, 0.0), 1.0)) for rid, score in ranked[:k]]
