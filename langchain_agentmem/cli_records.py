@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_agentmem.cliargs import (
     STORE_HELP,
@@ -13,6 +13,9 @@ from langchain_agentmem.cliargs import (
     positive_int,
     whole_number,
 )
+
+if TYPE_CHECKING:
+    from langchain_agentmem.memory import AgentMemory
 
 
 def _known(memory: Any, user: str, command: str) -> bool:
@@ -26,17 +29,29 @@ def _known(memory: Any, user: str, command: str) -> bool:
     return False
 
 
-def _list(args: argparse.Namespace) -> int:
-    from langchain_agentmem.integrations.prompt import listing
+def _open(args: argparse.Namespace, command: str) -> AgentMemory | None:
+    """The store of ``args`` opened for ``args.user``, or ``None`` (said on stderr) when the
+    store or the user does not exist."""
     from langchain_agentmem.memory import AgentMemory
 
-    problem = existing_store(args.store, "list")
+    problem = existing_store(args.store, command)
     if problem:
         print(problem, file=sys.stderr)
+        return None
+    memory = AgentMemory(args.store, persist_indexes=False)
+    if not _known(memory, args.user, command):
+        memory.close()
+        return None
+    return memory
+
+
+def _list(args: argparse.Namespace) -> int:
+    from langchain_agentmem.integrations.prompt import listing
+
+    memory = _open(args, "list")
+    if memory is None:
         return 1
-    with AgentMemory(args.store, persist_indexes=False) as memory:
-        if not _known(memory, args.user, "list"):
-            return 1
+    with memory:
         # One more than the page: whether another page follows, without counting them all.
         page = memory.records(
             args.user, limit=args.limit + 1, offset=args.offset, newest_first=True
@@ -55,15 +70,11 @@ def _list(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from langchain_agentmem.integrations.prompt import listing
-    from langchain_agentmem.memory import AgentMemory
 
-    problem = existing_store(args.store, "search")
-    if problem:
-        print(problem, file=sys.stderr)
+    memory = _open(args, "search")
+    if memory is None:
         return 1
-    with AgentMemory(args.store, persist_indexes=False) as memory:
-        if not _known(memory, args.user, "search"):
-            return 1
+    with memory:
         found = memory.search(args.query, namespace=args.user, k=args.k, mode=args.mode)
     for line in listing(found, scores=True):
         print(line)
