@@ -118,6 +118,7 @@ class NamespaceCache:
         # Guards the maps and counters above; never held while waiting for a namespace.
         self._guard = threading.Lock()
         self._records = 0
+        self._counted: dict[str, int] = {}  # what each cached view counts for in _records
         self._hits = self._misses = self._evictions = 0
 
     def __contains__(self, namespace: str) -> bool:
@@ -181,16 +182,16 @@ class NamespaceCache:
             if self._views.get(namespace) is not view:
                 old = self._views.pop(namespace, None)
                 if old is not None:
-                    self._records -= old.counted
-                view.counted = 0
+                    self._records -= self._counted.pop(namespace, 0)
+                self._counted[namespace] = 0
                 self._views[namespace] = view
             # A view costs memory even when empty: each counts one record more than it
             # holds, so views of empty namespaces are evicted too.
-            self._records += len(view.rows) + 1 - view.counted
-            view.counted = len(view.rows) + 1
+            self._records += len(view.rows) + 1 - self._counted[namespace]
+            self._counted[namespace] = len(view.rows) + 1
             while self._records > self.max_records and len(self._views) > 1:
                 gone, dropped = self._views.popitem(last=False)
-                self._records -= dropped.counted
+                self._records -= self._counted.pop(gone, 0)
                 self._evictions += 1
                 victims.append((gone, dropped))
         for gone, dropped in victims:
@@ -210,13 +211,12 @@ class NamespaceCache:
         with self._guard:
             view = self._views.pop(namespace, None)
             if view is not None:
-                self._records -= view.counted
+                self._records -= self._counted.pop(namespace, 0)
 
     def committed(self, namespace: str, view: NamespaceView, last_seq: int) -> None:
         """A batch mirrored into ``view`` committed with change ``last_seq``."""
         view.flush()
-        if last_seq > view.last_seq:
-            view.last_seq = last_seq
+        view.advance(last_seq)
         self.keep(namespace, view)
 
     def catch_up(self, namespace: str, view: NamespaceView) -> bool:
@@ -234,7 +234,7 @@ class NamespaceCache:
             found = current.get(record_id)
             if found is not None:
                 view.put(found)
-        view.last_seq = last_seq
+        view.advance(last_seq)
         return True
 
     def discard_saved(self, namespace: str) -> None:
@@ -271,8 +271,7 @@ class NamespaceCache:
 
     def _open(self, namespace: str) -> NamespaceView:
         """Load a namespace from the store, reusing its saved dense index when it matches."""
-        view = NamespaceView(config=self.hybrid)
-        view.last_seq = self.backend.last_seq(namespace)
+        view = NamespaceView(config=self.hybrid, last_seq=self.backend.last_seq(namespace))
         rows = list(self.backend.iter_records(namespace))
         files = self.index_files
         if files is None or not rows:
@@ -280,7 +279,12 @@ class NamespaceCache:
                 view.fill(rows)
             return view
         dims = int(rows[0].embedding.shape[0])
-        loaded = files.load(namespace, store_seq=view.last_seq, dimensions=dims)
+        loaded = files.load(
+            namespace,
+            store_seq=view.last_seq,
+            dimensions=dims,
+            hnsw_threshold=self.hybrid.hnsw_threshold,
+        )
         why = loaded if isinstance(loaded, str) else None
         if not isinstance(loaded, str):
             index = loaded.index
@@ -297,10 +301,8 @@ class NamespaceCache:
             if fresh:
                 index.add([r.rid for r in fresh], np.stack([r.embedding for r in fresh]))
             if index.live_keys() == set(live):
-                view.index = index
-                for row in rows:
-                    view.put(row, dense=False)
-                view.saved_seq = loaded.seq if not fresh else -1
+                view.adopt(index, rows)
+                view.mark_saved(loaded.seq if not fresh else -1)
                 return view
             why = "its keys do not match the store"
         if why != "no saved index" or files.any_file(namespace):
@@ -313,7 +315,7 @@ class NamespaceCache:
         if view.index is not None and view.index.approximate:
             # A graph is costly to build: keep it even if the process never closes cleanly.
             files.save(namespace, view.index, view.last_seq)
-            view.saved_seq = view.last_seq
+            view.mark_saved(view.last_seq)
         return view
 
     def save(self) -> None:
@@ -350,4 +352,4 @@ class NamespaceCache:
                 stacklevel=4,
             )
             return
-        view.saved_seq = view.last_seq
+        view.mark_saved(view.last_seq)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -142,108 +142,146 @@ def apply_batch_in(
     it loses its text, so forgetting a record forgets it in the log too; NOOP and DELETE
     entries never keep text.
     """
-    out: list[list[MemoryOp]] = []
-    last_seq = 0
     tx.lock_namespace(namespace)
-    dims: int | None = None
+    writer = _Writer(tx, namespace)
+    out: list[list[MemoryOp]] = []
     for item in batch:
         # The clock is read under the lock: records added without a timestamp are
         # then dated in the order they commit, so "oldest" means first in (fifo, lru)
         # even when writers in several processes queue for the lock.
         now = time.time()
         ops = list(item(Lookup(tx, namespace, now))) if callable(item) else list(item)
-        rids: list[int] = []
         applied: list[MemoryOp] = []
+        rids: list[int] = []
         for op in ops:
-            # Copies of the text it held as what another record replies to go with it
-            # (found now, while it is there; dropped once the op is applied).
-            copies = (
-                tx.replying_copies(namespace=namespace, record_ids=op.record_ids)
-                if op.kind in (OpKind.UPDATE, OpKind.DELETE)
-                else []
-            )
-            if op.embedding is not None:
-                # Checked before writing: one bad vector would poison the namespace's index.
-                if dims is None:
-                    dims = tx.embedding_dimensions(namespace)
-                dims = check_embedding(op.embedding, dims, record_ids=op.record_ids)
-            if op.kind is OpKind.ADD:
-                (record_id,) = op.record_ids
-                if op.text is None or op.embedding is None:
-                    raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
-                if tx.record_exists(namespace, record_id, now):
-                    raise InvalidInputError(
-                        f"record id {record_id!r} already exists in namespace {namespace!r}; "
-                        "pass a new id, or update the existing record"
-                    )
-                if tx.delete_record(record_id=record_id, namespace=namespace):
-                    # An expired record not yet swept gives its id up, on the record; the
-                    # DELETE is one of the item's ops, so its vector leaves saved indexes.
-                    tx.redact_text(namespace=namespace, record_ids=[record_id])
-                    applied.append(expired_op([record_id]))
-                    last_seq = _log(tx, namespace, applied[-1], now)
-                created = to_epoch(op.timestamp, now)
-                rids.append(
-                    tx.insert_record(
-                        record_id=record_id,
-                        namespace=namespace,
-                        thread=op.thread,
-                        text=op.text,
-                        metadata=dict(op.metadata or {}),
-                        embedding=op.embedding,
-                        created_at=created,
-                        updated_at=to_epoch(op.updated_at, created),
-                        expires_at=expiry_epoch(op.expires_at),
-                    )
-                )
-            elif op.kind is OpKind.UPDATE:
-                if op.text is None or op.embedding is None:
-                    raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
-                expires: Expiry = KEEP if op.expires_at is None else expiry_epoch(op.expires_at)
-                for record_id in op.record_ids:
-                    found = tx.update_record(
-                        record_id=record_id,
-                        namespace=namespace,
-                        text=op.text,
-                        metadata=None if op.metadata is None else dict(op.metadata),
-                        embedding=op.embedding,
-                        updated_at=now,
-                        expires_at=expires,
-                    )
-                    if not found:
-                        raise RecordNotFoundError(
-                            f"no record {record_id!r} in namespace {namespace!r}; "
-                            "list ids with records(namespace)"
-                        )
-                tx.redact_text(namespace=namespace, record_ids=op.record_ids)
-            elif op.kind is OpKind.DELETE:
-                for record_id in op.record_ids:
-                    if not tx.delete_record(record_id=record_id, namespace=namespace):
-                        raise RecordNotFoundError(
-                            f"no record {record_id!r} in namespace {namespace!r}; "
-                            "list ids with records(namespace)"
-                        )
-                tx.redact_text(namespace=namespace, record_ids=op.record_ids)
-            last_seq = _log(tx, namespace, op, now)
-            applied.append(op)
-            for copy in copies:
-                unquoted = _unquote(copy)
-                tx.update_record(
-                    record_id=copy.id,
-                    namespace=namespace,
-                    text=copy.text,
-                    metadata=dict(unquoted.metadata or {}),
-                    embedding=copy.embedding,
-                    updated_at=now,
-                    expires_at=KEEP,
-                )
-                tx.redact_text(namespace=namespace, record_ids=[copy.id])
-                last_seq = _log(tx, namespace, unquoted, now)
-                applied.append(unquoted)
+            writer.apply(op, now, applied, rids)
         if on_applied is not None:
             on_applied(applied, rids, now)
         out.append([replace(op, embedding=None) for op in applied])
-    return out, last_seq
+    return out, writer.last_seq
+
+
+@dataclass
+class _Writer:
+    """The writes of one batch to a locked namespace: one method per op kind."""
+
+    tx: Transaction
+    namespace: str
+    dims: int | None = None
+    """The namespace's embedding length, once an op carried one."""
+    last_seq: int = 0
+    """The change sequence of the last audit entry written."""
+
+    def apply(self, op: MemoryOp, now: float, applied: list[MemoryOp], rids: list[int]) -> None:
+        """Apply and log ``op``, appending it (and what it led to) to ``applied`` and the key
+        of a new record to ``rids``."""
+        # Copies of the text it held as what another record replies to go with it
+        # (found now, while it is there; dropped once the op is applied).
+        copies = (
+            self.tx.replying_copies(namespace=self.namespace, record_ids=op.record_ids)
+            if op.kind in (OpKind.UPDATE, OpKind.DELETE)
+            else []
+        )
+        if op.embedding is not None:
+            # Checked before writing: one bad vector would poison the namespace's index.
+            if self.dims is None:
+                self.dims = self.tx.embedding_dimensions(self.namespace)
+            self.dims = check_embedding(op.embedding, self.dims, record_ids=op.record_ids)
+        if op.kind is OpKind.ADD:
+            rids.append(self._add(op, now, applied))
+        elif op.kind is OpKind.UPDATE:
+            self._update(op, now)
+        elif op.kind is OpKind.DELETE:
+            self._delete(op)
+        self._log(op, now)
+        applied.append(op)
+        for copy in copies:
+            applied.append(self._unquote(copy, now))
+
+    def _add(self, op: MemoryOp, now: float, applied: list[MemoryOp]) -> int:
+        (record_id,) = op.record_ids
+        if op.text is None or op.embedding is None:
+            raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
+        if self.tx.record_exists(self.namespace, record_id, now):
+            raise InvalidInputError(
+                f"record id {record_id!r} already exists in namespace {self.namespace!r}; "
+                "pass a new id, or update the existing record"
+            )
+        if self.tx.delete_record(record_id=record_id, namespace=self.namespace):
+            # An expired record not yet swept gives its id up, on the record; the DELETE is
+            # one of the item's ops, so its vector leaves saved indexes.
+            self.tx.redact_text(namespace=self.namespace, record_ids=[record_id])
+            applied.append(expired_op([record_id]))
+            self._log(applied[-1], now)
+        created = to_epoch(op.timestamp, now)
+        return self.tx.insert_record(
+            record_id=record_id,
+            namespace=self.namespace,
+            thread=op.thread,
+            text=op.text,
+            metadata=dict(op.metadata or {}),
+            embedding=op.embedding,
+            created_at=created,
+            updated_at=to_epoch(op.updated_at, created),
+            expires_at=expiry_epoch(op.expires_at),
+        )
+
+    def _update(self, op: MemoryOp, now: float) -> None:
+        if op.text is None or op.embedding is None:
+            raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
+        expires: Expiry = KEEP if op.expires_at is None else expiry_epoch(op.expires_at)
+        for record_id in op.record_ids:
+            found = self.tx.update_record(
+                record_id=record_id,
+                namespace=self.namespace,
+                text=op.text,
+                metadata=None if op.metadata is None else dict(op.metadata),
+                embedding=op.embedding,
+                updated_at=now,
+                expires_at=expires,
+            )
+            if not found:
+                raise self._missing(record_id)
+        self.tx.redact_text(namespace=self.namespace, record_ids=op.record_ids)
+
+    def _delete(self, op: MemoryOp) -> None:
+        for record_id in op.record_ids:
+            if not self.tx.delete_record(record_id=record_id, namespace=self.namespace):
+                raise self._missing(record_id)
+        self.tx.redact_text(namespace=self.namespace, record_ids=op.record_ids)
+
+    def _unquote(self, copy: RecordRow, now: float) -> MemoryOp:
+        """Take from ``copy`` the text it quoted of a record just changed or forgotten."""
+        unquoted = _unquote(copy)
+        self.tx.update_record(
+            record_id=copy.id,
+            namespace=self.namespace,
+            text=copy.text,
+            metadata=dict(unquoted.metadata or {}),
+            embedding=copy.embedding,
+            updated_at=now,
+            expires_at=KEEP,
+        )
+        self.tx.redact_text(namespace=self.namespace, record_ids=[copy.id])
+        self._log(unquoted, now)
+        return unquoted
+
+    def _missing(self, record_id: str) -> RecordNotFoundError:
+        return RecordNotFoundError(
+            f"no record {record_id!r} in namespace {self.namespace!r}; "
+            "list ids with records(namespace)"
+        )
+
+    def _log(self, op: MemoryOp, now: float) -> None:
+        self.last_seq = self.tx.log_decision(
+            namespace=self.namespace,
+            kind=op.kind,
+            record_ids=op.record_ids,
+            reason=op.reason,
+            policy=op.policy,
+            text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
+            at=now,
+        )
 
 
 UNQUOTE_POLICY = "forgetting"
@@ -260,16 +298,4 @@ def _unquote(row: RecordRow) -> MemoryOp:
         metadata={k: v for k, v in row.metadata.items() if k != REPLY_TO},
         reason="what it replied to was changed or forgotten: that copy is dropped",
         policy=UNQUOTE_POLICY,
-    )
-
-
-def _log(tx: Transaction, namespace: str, op: MemoryOp, now: float) -> int:
-    return tx.log_decision(
-        namespace=namespace,
-        kind=op.kind,
-        record_ids=op.record_ids,
-        reason=op.reason,
-        policy=op.policy,
-        text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
-        at=now,
     )

@@ -7,18 +7,17 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.embeddings import aembed_query, embed_query
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.ranking import check_mode
-from langchain_agentmem.types import Decision, MemoryRecord, Vector
+from langchain_agentmem.steps import Call, Embed, Steps, arun, run
+from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
     STORE_MARK,
     StoreNamespace,
@@ -88,6 +87,14 @@ Speakers = tuple[str, ...]
 """The speaker names a hybrid search reads in its query, sorted."""
 
 
+@dataclass(frozen=True)
+class Reread:
+    """Who speaks in the namespace changed since the query was read: read it with these
+    names and search again."""
+
+    speakers: Speakers
+
+
 def _speakers_of(view: NamespaceView) -> Speakers:
     """The names hybrid search takes out of a query over ``view`` (none where
     ``named_speaker`` is 0)."""
@@ -132,17 +139,16 @@ class MemoryReads(MemoryCore):
         mode: str,
         keep: Narrowed,
         speakers: Speakers | None = None,
-    ) -> list[MemoryRecord] | Speakers:
+    ) -> list[MemoryRecord] | Reread:
         """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
-        with; ``None``: not checked) differ from the namespace's now, those names, for the
-        caller to read the query with them and search once more."""
+        with; ``None``: not checked) differ from the namespace's now, :class:`Reread`."""
         query_terms(asked.text)  # tokenised here, outside the lock (cached for the search)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             if speakers is not None and mode == "hybrid":
                 now = _speakers_of(view)
                 if now != speakers:
-                    return now
+                    return Reread(now)
             if vector is not None:
                 view.check_query(vector, namespace)
             hits = _hits(view, asked, vector, k, mode, keep)
@@ -156,6 +162,29 @@ class MemoryReads(MemoryCore):
         now = time.time()
         self.backend.touch(rids, now)
         view.recalled(rids, now)
+
+    def _searching(
+        self,
+        query: str,
+        namespace: str,
+        k: int,
+        mode: str,
+        filter: Filter | None,
+        min_score: float | None,
+    ) -> Steps[list[MemoryRecord]]:
+        """:meth:`search` and :meth:`asearch`, as steps."""
+        query, namespace, k, mode = search_args(query, namespace, k, mode)
+        keep = Narrowed.of(filter, min_score)
+        speakers = yield Call.of(self._speakers, namespace, mode)
+        asked = _named(query, speakers)
+        vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
+        found = yield Call.of(self._search, asked, vector, namespace, k, mode, keep, speakers)
+        if isinstance(found, Reread):  # another writer changed who speaks here
+            asked = _named(query, found.speakers)
+            vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
+            found = yield Call.of(self._search, asked, vector, namespace, k, mode, keep)
+        records: list[MemoryRecord] = found
+        return records
 
     def search(
         self,
@@ -196,17 +225,7 @@ class MemoryReads(MemoryCore):
             InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
                 (10,000 characters).
         """
-        query, namespace, k, mode = search_args(query, namespace, k, mode)
-        keep = Narrowed.of(filter, min_score)
-        speakers = self._speakers(namespace, mode)
-        asked = _named(query, speakers)
-        vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
-        found = self._search(asked, vector, namespace, k, mode, keep, speakers)
-        if isinstance(found, tuple):  # another writer changed who speaks here: read it again
-            asked = _named(query, found)
-            vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
-            found = self._search(asked, vector, namespace, k, mode, keep)
-        return cast("list[MemoryRecord]", found)
+        return run(self.embeddings, self._searching(query, namespace, k, mode, filter, min_score))
 
     async def asearch(
         self,
@@ -219,19 +238,9 @@ class MemoryReads(MemoryCore):
         min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
-        query, namespace, k, mode = search_args(query, namespace, k, mode)
-        keep = Narrowed.of(filter, min_score)
-        speakers = await asyncio.to_thread(self._speakers, namespace, mode)
-        asked = _named(query, speakers)
-        vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
-        found = await asyncio.to_thread(
-            self._search, asked, vector, namespace, k, mode, keep, speakers
+        return await arun(
+            self.embeddings, self._searching(query, namespace, k, mode, filter, min_score)
         )
-        if isinstance(found, tuple):
-            asked = _named(query, found)
-            vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
-            found = await asyncio.to_thread(self._search, asked, vector, namespace, k, mode, keep)
-        return cast("list[MemoryRecord]", found)
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """One record of ``namespace`` by id, with its embedding.
@@ -327,15 +336,54 @@ class MemoryReads(MemoryCore):
         """Async :meth:`namespaces`."""
         return await asyncio.to_thread(self.namespaces)
 
-    def _store_namespaces(self, head: str, *, expiring: bool = False) -> list[StoreNamespace]:
-        """The reserved namespaces starting with ``head`` (``AgentMemoryStore``'s); with
-        ``expiring``, those holding expired records instead."""
-        if not head.startswith(STORE_MARK):
-            raise InvalidInputError(f"{head!r} is not a store namespace prefix")
+    def store_namespaces(self, prefix: str, *, expiring: bool = False) -> list[StoreNamespace]:
+        """The reserved namespaces of a LangGraph store that start with ``prefix``.
+
+        Args:
+            prefix: ``AgentMemoryStore``'s reserved prefix (or a longer one).
+            expiring: Only those holding records past their expiry.
+        """
+        if not isinstance(prefix, str) or not prefix.startswith(STORE_MARK):
+            raise InvalidInputError(
+                f"{prefix!r} is not a store namespace prefix; store namespaces start with "
+                f"{STORE_MARK!r} (AgentMemoryStore lists its own)"
+            )
         names = (
             self.backend.expiring_namespaces(time.time()) if expiring else self.backend.namespaces()
         )
-        return [StoreNamespace(ns) for ns in names if ns.startswith(head)]
+        return [StoreNamespace(ns) for ns in names if ns.startswith(prefix)]
+
+    async def astore_namespaces(
+        self, prefix: str, *, expiring: bool = False
+    ) -> list[StoreNamespace]:
+        """Async :meth:`store_namespaces`."""
+        return await asyncio.to_thread(self.store_namespaces, prefix, expiring=expiring)
+
+    def version(self, namespace: str) -> int:
+        """The namespace's version: it moves on with every write to its records (0: none)."""
+        return self.backend.last_seq(self._namespace(namespace))
+
+    async def aversion(self, namespace: str) -> int:
+        """Async :meth:`version`."""
+        return await asyncio.to_thread(self.version, namespace)
+
+    def changes(self, namespace: str, since: int) -> RecordChanges | None:
+        """What changed in ``namespace`` after version ``since``.
+
+        Returns:
+            The records touched and the new version; ``None`` when the namespace was erased
+            meanwhile (read it whole again).
+        """
+        changed = self.backend.changed_records(self._namespace(namespace), since)
+        if changed is None:
+            return None
+        touched, rows, version = changed
+        records = {record_id: to_record(row) for record_id, row in rows.items()}
+        return RecordChanges(tuple(touched), records, version)
+
+    async def achanges(self, namespace: str, since: int) -> RecordChanges | None:
+        """Async :meth:`changes`."""
+        return await asyncio.to_thread(self.changes, namespace, since)
 
     def search_by_vector(
         self,

@@ -174,3 +174,15 @@ class ErasedNamespace:
     """Audit log entries deleted."""
     index_files: int = 0
     """Saved index files deleted."""
+
+
+@dataclass(frozen=True)
+class RecordChanges:
+    """What changed in a namespace after a version (:meth:`AgentMemory.changes`)."""
+
+    touched: tuple[str, ...]
+    """The ids of the records written or deleted since, in order, once each."""
+    records: dict[str, MemoryRecord]
+    """The current record of each touched id still live (deleted ones are missing)."""
+    version: int
+    """The namespace's version after these changes."""

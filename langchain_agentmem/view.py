@@ -21,11 +21,12 @@ import numpy as np
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.index import DenseIndex, LexicalIndex, ThreadOrder, lexical_counts
+from langchain_agentmem.index import DenseIndex
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
-from langchain_agentmem.ranking import HybridConfig, hybrid_search
-from langchain_agentmem.replies import asks, only_asks, reply_of
+from langchain_agentmem.ranking import hybrid_search
+from langchain_agentmem.ranking.corpus import Indexed
+from langchain_agentmem.replies import only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
     MemoryOp,
@@ -81,21 +82,19 @@ def named_speaker(metadata: Mapping[str, Any] | None) -> str | None:
 
 
 @dataclass
-class NamespaceView:
-    """The cache of one namespace: the dense and lexical indexes and record stats."""
+class NamespaceView(Indexed):
+    """The cache of one namespace: its text side (:class:`Indexed`), the dense index and
+    the stored rows with what policies see of them.
 
-    config: HybridConfig = field(default_factory=HybridConfig)
+    A :class:`~langchain_agentmem.ranking.corpus.Corpus` once it holds a record.
+    """
+
     index: DenseIndex | None = None
-    lexical: LexicalIndex = field(init=False)
-    """BM25 with the config's ``bm25_k1`` and ``bm25_b``."""
-    order: ThreadOrder = field(default_factory=ThreadOrder)
     last_seq: int = 0
     rid_of: dict[str, int] = field(default_factory=dict)
     rows: dict[int, RecordRow] = field(default_factory=dict)
     saved_seq: int = -1
     """Change sequence of the index file on disk (-1: none written by this process)."""
-    counted: int = 0
-    """Records this view counts for in the cache's total."""
     pending: dict[int, Vector] = field(default_factory=dict)
     """Vectors put with ``dense=False`` during a batch, added to the index in one call."""
     doomed: set[int] = field(default_factory=set)
@@ -108,21 +107,20 @@ class NamespaceView:
     """What policies see of each record, in the order of ``_by_age``."""
     _snapshot: tuple[RecordStat, ...] | None = None
     """``tuple(_stats)`` until the next change (one object while nothing changes)."""
-    questions: set[int] = field(default_factory=set)
-    """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
     speakers: Counter[str] = field(default_factory=Counter)
     """How many records each named speaker (``metadata["speaker"]``) holds."""
-    _said: dict[int, tuple[str | None, float, str]] = field(default_factory=dict)
-    """What :meth:`said` returns for each key, kept with the row (searches read it per key)."""
 
-    def __post_init__(self) -> None:
-        self.lexical = LexicalIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
+    @property
+    def dense(self) -> DenseIndex:
+        """The dense index (once a record is held)."""
+        assert self.index is not None, "an empty namespace has no dense index"
+        return self.index
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
         dims = int(row.embedding.shape[0])
         if self.index is None:
-            self.index = DenseIndex(dims)
+            self.index = DenseIndex(dims, hnsw_threshold=self.config.hnsw_threshold)
         elif self.index.dimensions != dims:
             raise InvalidInputError(
                 f"record {row.id!r} has a {dims}-dim embedding but namespace "
@@ -132,15 +130,15 @@ class NamespaceView:
         if dense:
             self.flush()
             self.index.add([row.rid], row.embedding.reshape(1, -1))
-        counts = lexical_counts(
+        self.index_text(
+            row.rid,
             row.text,
             row.created_at,
-            dates=self.config.dates,
+            thread=row.thread,
+            speaker=speaker_of(row.metadata),
             reply_to=reply_of(row.metadata),
-            reply_weight=self.config.reply_weight,
             terms=terms,
         )
-        self.lexical.add_counts([row.rid], [counts])
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):
@@ -148,16 +146,6 @@ class NamespaceView:
         # The vector lives in the dense index (or ``pending``): not a second copy here.
         row = copy.copy(row)
         object.__setattr__(row, "embedding", _NO_VECTOR)
-        question = only_asks(row.text)
-        who = speaker_of(row.metadata)
-        self.order.add(
-            row.rid, row.thread, row.created_at, asks=question or asks(row.text), speaker=who
-        )
-        self._said[row.rid] = (who, row.created_at, row.text)
-        if question:
-            self.questions.add(row.rid)
-        else:
-            self.questions.discard(row.rid)
         self.rid_of[row.id] = row.rid
         self._forget_speaker(self.rows.get(row.rid))
         self.rows[row.rid] = row
@@ -173,6 +161,20 @@ class NamespaceView:
             else:
                 self._by_age.insert(i, key)
                 self._stats.insert(i, record_stat(row))
+
+    def advance(self, seq: int) -> None:
+        """Note that the view holds the store's changes up to ``seq``."""
+        self.last_seq = max(self.last_seq, seq)
+
+    def mark_saved(self, seq: int) -> None:
+        """Note that the dense index on disk is as of change ``seq`` (-1: none is current)."""
+        self.saved_seq = seq
+
+    def adopt(self, index: DenseIndex, rows: list[RecordRow]) -> None:
+        """Index ``rows`` around ``index``, which holds their vectors (loaded from disk)."""
+        self.index = index
+        for row in rows:
+            self.put(row, dense=False)
 
     def _forget_speaker(self, row: RecordRow | None) -> None:
         name = None if row is None else named_speaker(row.metadata)
@@ -207,16 +209,13 @@ class NamespaceView:
         rid = self.rid_of.pop(record_id, None)
         if rid is not None:
             row = self.rows.pop(rid, None)
-            self._said.pop(rid, None)
             self._forget_speaker(row)
             self._snapshot = None
             if row is not None and self._by_age is not None:
                 i = bisect.bisect_left(self._by_age, (row.created_at, rid))
                 del self._by_age[i], self._stats[i]
             self.pending.pop(rid, None)
-            self.lexical.remove([rid])
-            self.order.remove(rid)
-            self.questions.discard(rid)
+            self.unindex_text(rid)
             # Taken out of the dense index at the next flush: one call for a batch (a
             # flat index compacts all its vectors on every removal).
             self.doomed.add(rid)
@@ -225,7 +224,8 @@ class NamespaceView:
         """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
         for row in rows:
             self.put(row, dense=False)
-        index = DenseIndex(int(rows[0].embedding.shape[0]))
+        dims = int(rows[0].embedding.shape[0])
+        index = DenseIndex(dims, hnsw_threshold=self.config.hnsw_threshold)
         index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
         self.index = index
 
@@ -374,23 +374,7 @@ class NamespaceView:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
         if self.index is None:
             return []
-        return hybrid_search(
-            query,
-            vector,
-            k,
-            dense=self.index,
-            lexical=self.lexical,
-            order=self.order,
-            embeddings_of=self.embeddings,
-            config=self.config,
-            said_of=self.said,
-            questions=self.questions,
-            named=named,
-        )
-
-    def said(self, rid: int) -> tuple[str | None, float, str]:
-        """Who said a record (its ``speaker``, else its ``role``), when, and its text."""
-        return self._said[rid]
+        return hybrid_search(query, vector, k, self, named=named)
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.items import (
@@ -27,6 +26,7 @@ from langchain_agentmem.items import (
     with_vectors,
 )
 from langchain_agentmem.ops import Lookup
+from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Candidate, MemoryOp, Vector
 from langchain_agentmem.validation import check_record_id
 from langchain_agentmem.view import NamespaceView
@@ -62,6 +62,108 @@ class MemoryWrites(MemoryCore):
         ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
         return applied  # after it: UPDATEs of records that quoted its old text
 
+    def _adding(
+        self,
+        text: str,
+        namespace: str,
+        thread: str | None,
+        metadata: dict[str, Any] | None,
+        timestamp: datetime | None,
+        record_id: str | None,
+        ttl: float | timedelta | None,
+        expires_at: datetime | None,
+    ) -> Steps[list[MemoryOp]]:
+        """:meth:`add` and :meth:`aadd`, as steps."""
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
+        )
+        (vector,) = yield Embed((item.text,))
+        done: list[MemoryOp] = yield Call.of(
+            self._commit_add, dataclasses.replace(item, embedding=vector)
+        )
+        return done
+
+    def _updating(
+        self,
+        record_id: str,
+        text: str,
+        namespace: str,
+        metadata: dict[str, Any] | None,
+        ttl: float | timedelta | None,
+        expires_at: datetime | None,
+    ) -> Steps[MemoryOp]:
+        """:meth:`update` and :meth:`aupdate`, as steps."""
+        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
+        row = yield Call.of(self._owned, record_id, namespace)
+        (vector,) = yield Embed((text,))
+        done: MemoryOp = yield Call.of(
+            self._commit_update, row.namespace, row.id, text, vector, meta, expires
+        )
+        return done
+
+    def _putting(
+        self,
+        record_id: str,
+        text: str,
+        namespace: str,
+        thread: str | None,
+        metadata: dict[str, Any] | None,
+        ttl: float | timedelta | None,
+        expires_at: datetime | None,
+        embedding: Sequence[float] | Vector | None,
+    ) -> Steps[list[MemoryOp]]:
+        """:meth:`put` and :meth:`aput`, as steps."""
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, None, record_id, expiry
+        )
+        if embedding is None:
+            (vector,) = yield Embed((item.text,))
+        else:
+            vector = check_vector(embedding)[0]
+        done: list[MemoryOp] = yield Call.of(
+            self._commit_put, dataclasses.replace(item, embedding=vector)
+        )
+        return done
+
+    def _adding_many(
+        self,
+        texts: Sequence[str],
+        namespace: str,
+        thread: str | None,
+        metadatas: Sequence[dict[str, Any] | None] | None,
+        record_ids: Sequence[str | None] | None,
+        ttl: float | timedelta | None,
+        expires_at: datetime | None,
+    ) -> Steps[list[list[MemoryOp]]]:
+        """:meth:`add_many` and :meth:`aadd_many`, as steps."""
+        expires = check_expiry(ttl, expires_at)
+        items = make_candidates(
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+        )
+        if not items:
+            return []
+        vectors = yield Embed(tuple(item.text for item in items))
+        done: list[list[MemoryOp]] = yield Call.of(self._commit_adds, with_vectors(items, vectors))
+        return done
+
+    def _putting_many(
+        self,
+        texts: Sequence[str],
+        namespace: str,
+        record_ids: Sequence[str],
+        metadatas: Sequence[dict[str, Any] | None] | None,
+        thread: str | None,
+    ) -> Steps[list[list[MemoryOp]]]:
+        """:meth:`put_many` and :meth:`aput_many`, as steps."""
+        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = yield Embed(tuple(item.text for item in items))
+        done: list[list[MemoryOp]] = yield Call.of(self._commit_puts, with_vectors(items, vectors))
+        return done
+
     def add(
         self,
         text: str,
@@ -90,18 +192,10 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
         """
-        item = make_candidate(
-            self.limits,
-            text,
-            namespace,
-            thread,
-            metadata,
-            timestamp,
-            record_id,
-            check_expiry(ttl, expires_at),
+        return run(
+            self.embeddings,
+            self._adding(text, namespace, thread, metadata, timestamp, record_id, ttl, expires_at),
         )
-        vector = embed_records(self.embeddings, [item.text])[0]
-        return self._commit_add(dataclasses.replace(item, embedding=vector))
 
     async def aadd(
         self,
@@ -116,19 +210,10 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`add`."""
-        item = make_candidate(
-            self.limits,
-            text,
-            namespace,
-            thread,
-            metadata,
-            timestamp,
-            record_id,
-            check_expiry(ttl, expires_at),
+        return await arun(
+            self.embeddings,
+            self._adding(text, namespace, thread, metadata, timestamp, record_id, ttl, expires_at),
         )
-        vector = (await aembed_records(self.embeddings, [item.text]))[0]
-        candidate = dataclasses.replace(item, embedding=vector)
-        return await asyncio.to_thread(self._commit_add, candidate)
 
     def _commit_update(
         self,
@@ -165,10 +250,9 @@ class MemoryWrites(MemoryCore):
         Raises:
             RecordNotFoundError: no such record in ``namespace`` (or it expired).
         """
-        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
-        row = self._owned(record_id, namespace)
-        vector = embed_records(self.embeddings, [text])[0]
-        return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
+        return run(
+            self.embeddings, self._updating(record_id, text, namespace, metadata, ttl, expires_at)
+        )
 
     async def aupdate(
         self,
@@ -181,11 +265,8 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> MemoryOp:
         """Async :meth:`update`."""
-        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
-        row = await asyncio.to_thread(self._owned, record_id, namespace)
-        vector = (await aembed_records(self.embeddings, [text]))[0]
-        return await asyncio.to_thread(
-            self._commit_update, row.namespace, row.id, text, vector, meta, expires
+        return await arun(
+            self.embeddings, self._updating(record_id, text, namespace, metadata, ttl, expires_at)
         )
 
     def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
@@ -239,12 +320,10 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied (UPDATE; for a new id its ADD, after the DELETEs that made room).
         """
-        item = self._put_item(record_id, text, namespace, thread, metadata, ttl, expires_at)
-        if embedding is None:
-            vector = embed_records(self.embeddings, [item.text])[0]
-        else:
-            vector = check_vector(embedding)[0]
-        return self._commit_put(dataclasses.replace(item, embedding=vector))
+        return run(
+            self.embeddings,
+            self._putting(record_id, text, namespace, thread, metadata, ttl, expires_at, embedding),
+        )
 
     async def aput(
         self,
@@ -259,29 +338,9 @@ class MemoryWrites(MemoryCore):
         embedding: Sequence[float] | Vector | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`put`."""
-        item = self._put_item(record_id, text, namespace, thread, metadata, ttl, expires_at)
-        if embedding is None:
-            vector = (await aembed_records(self.embeddings, [item.text]))[0]
-        else:
-            vector = check_vector(embedding)[0]
-        return await asyncio.to_thread(
-            self._commit_put, dataclasses.replace(item, embedding=vector)
-        )
-
-    def _put_item(
-        self,
-        record_id: str,
-        text: str,
-        namespace: str,
-        thread: str | None,
-        metadata: dict[str, Any] | None,
-        ttl: float | timedelta | None,
-        expires_at: datetime | None,
-    ) -> Candidate:
-        """The checked item :meth:`put` and :meth:`aput` write (not yet embedded)."""
-        expiry = check_expiry(ttl, expires_at)
-        return make_candidate(
-            self.limits, text, namespace, thread, metadata, None, record_id, expiry
+        return await arun(
+            self.embeddings,
+            self._putting(record_id, text, namespace, thread, metadata, ttl, expires_at, embedding),
         )
 
     def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
@@ -372,14 +431,10 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied for each text, in order.
         """
-        expires = check_expiry(ttl, expires_at)
-        items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+        return run(
+            self.embeddings,
+            self._adding_many(texts, namespace, thread, metadatas, record_ids, ttl, expires_at),
         )
-        if not items:
-            return []
-        vectors = embed_records(self.embeddings, [item.text for item in items])
-        return self._commit_adds(with_vectors(items, vectors))
 
     async def aadd_many(
         self,
@@ -393,14 +448,10 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> list[list[MemoryOp]]:
         """Async :meth:`add_many`."""
-        expires = check_expiry(ttl, expires_at)
-        items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+        return await arun(
+            self.embeddings,
+            self._adding_many(texts, namespace, thread, metadatas, record_ids, ttl, expires_at),
         )
-        if not items:
-            return []
-        vectors = await aembed_records(self.embeddings, [item.text for item in items])
-        return await asyncio.to_thread(self._commit_adds, with_vectors(items, vectors))
 
     def put_many(
         self,
@@ -416,11 +467,9 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied for each text, in order.
         """
-        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
-        if not items:
-            return []
-        vectors = embed_records(self.embeddings, [item.text for item in items])
-        return self._commit_puts(with_vectors(items, vectors))
+        return run(
+            self.embeddings, self._putting_many(texts, namespace, record_ids, metadatas, thread)
+        )
 
     async def aput_many(
         self,
@@ -432,11 +481,9 @@ class MemoryWrites(MemoryCore):
         thread: str | None = None,
     ) -> list[list[MemoryOp]]:
         """Async :meth:`put_many`."""
-        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
-        if not items:
-            return []
-        vectors = await aembed_records(self.embeddings, [item.text for item in items])
-        return await asyncio.to_thread(self._commit_puts, with_vectors(items, vectors))
+        return await arun(
+            self.embeddings, self._putting_many(texts, namespace, record_ids, metadatas, thread)
+        )
 
     def set_expiry(
         self,

@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,16 +51,14 @@ import numpy as np
 
 from langchain_agentmem.embeddings import embed_records, resolve_embeddings
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.lexical import LexicalIndex, tokenize
-from langchain_agentmem.index.text import lexical_counts, lexical_text
-from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.index.text import lexical_text
 from langchain_agentmem.policies.learned import LearnedPolicy
 from langchain_agentmem.ranking import HybridConfig, hybrid_search
-from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import PolicyFactory, heuristic_factories, replay
-from langchain_agentmem.rl.retrieval import replies
+from langchain_agentmem.rl.retrieval import KeptTurns, replies
 from langchain_agentmem.types import OpKind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -154,43 +153,25 @@ def search(
         vector = {r: vecs[j] for j, r in enumerate(ids)}
     else:
         vector = {r: conv.turn_vectors[r] for r in ids}
-    dense = DenseIndex(conv.turn_vectors.shape[1])
-    dense.add(ids, np.stack([vector[r] for r in ids]))
-    reply = replies(conv)
-    lexical = LexicalIndex()
-    lexical.add_counts(
-        ids,
-        [
-            lexical_counts(
-                text[r] if where == "text" else f"{text[r]} {note_text[r]}",
-                conv.turns[r].timestamp,
-                dates=cfg.dates,
-                reply_to=reply[r],
-                reply_weight=cfg.reply_weight,
-            )
-            for r in ids
-        ],
-    )
-    order = ThreadOrder()
+    vectors = conv.turn_vectors.copy()
     for r in ids:
-        order.add(
-            r, f"session-{conv.turns[r].session}", conv.turns[r].timestamp, asks=asks(text[r])
+        vectors[r] = vector[r]
+    corpus = KeptTurns(config=cfg, vectors=vectors)
+    corpus.dense = DenseIndex(vectors.shape[1])
+    corpus.dense.add(ids, vectors[ids])
+    reply = replies(conv)
+    for r in ids:
+        corpus.index_text(
+            r,
+            text[r],
+            conv.turns[r].timestamp,
+            thread=f"session-{conv.turns[r].session}",
+            speaker=conv.turns[r].speaker,
+            reply_to=reply[r],
+            terms=None if where == "text" else Counter(tokenize(f"{text[r]} {note_text[r]}")),
         )
     return [
-        [
-            rid
-            for rid, _ in hybrid_search(
-                q.text,
-                conv.question_vectors[qi],
-                k,
-                dense=dense,
-                lexical=lexical,
-                order=order,
-                embeddings_of=lambda rids: np.stack([vector[r] for r in rids]),
-                config=cfg,
-                said_of=lambda rid: (conv.turns[rid].speaker, conv.turns[rid].timestamp, text[rid]),
-            )
-        ]
+        [rid for rid, _ in hybrid_search(q.text, conv.question_vectors[qi], k, corpus)]
         for qi, q in enumerate(conv.questions)
     ]
 

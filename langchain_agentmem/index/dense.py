@@ -22,9 +22,9 @@ from langchain_agentmem.types import Vector
 
 DEFAULT_FAISS_THREADS = 1
 DEFAULT_HNSW_THRESHOLD = 20000
-HNSW_THRESHOLD: int | None = None
-"""Vectors in one namespace past which search goes approximate (see benchmarks/scale.py);
-``None``: ``AGENTMEM_HNSW_THRESHOLD``, else :data:`DEFAULT_HNSW_THRESHOLD`."""
+"""Vectors in one namespace past which search goes approximate, unless
+``HybridConfig.hnsw_threshold`` or ``AGENTMEM_HNSW_THRESHOLD`` says otherwise (measured in
+``benchmarks/results/scale.txt``)."""
 _threads = threading.local()
 
 
@@ -50,10 +50,8 @@ def _env_count(name: str, default: int, minimum: int) -> int:
 
 
 def default_hnsw_threshold() -> int:
-    """Vectors past which a new index goes approximate: :data:`HNSW_THRESHOLD`, else
-    ``AGENTMEM_HNSW_THRESHOLD`` (read now, so ``.env`` applies), else 20000."""
-    if HNSW_THRESHOLD is not None:
-        return HNSW_THRESHOLD
+    """Vectors past which a new index goes approximate: ``AGENTMEM_HNSW_THRESHOLD`` (read
+    now, so ``.env`` applies), else :data:`DEFAULT_HNSW_THRESHOLD`."""
     return _env_count("AGENTMEM_HNSW_THRESHOLD", DEFAULT_HNSW_THRESHOLD, 0)
 
 

@@ -230,6 +230,10 @@ class LexicalIndex:
             return np.zeros(len(scores), dtype=np.float32)
         return (np.float32(near_weight) * scores / np.float32(top)).astype(np.float32)
 
+    def counts(self, rid: int) -> Counter[str]:
+        """The term counts held for ``rid`` (a copy)."""
+        return Counter(self._terms[int(rid)])
+
     def positions(self) -> dict[int, int]:
         """Where each live key sits in the arrays :meth:`scores` returns (do not modify)."""
         return self._slot

@@ -126,8 +126,16 @@ class IndexFiles:
             removed += 1
         return removed
 
-    def load(self, namespace: str, *, store_seq: int, dimensions: int) -> Loaded | str:
-        """The saved index of ``namespace``, or why it cannot be used."""
+    def load(
+        self,
+        namespace: str,
+        *,
+        store_seq: int,
+        dimensions: int,
+        hnsw_threshold: int | None = None,
+    ) -> Loaded | str:
+        """The saved index of ``namespace``, or why it cannot be used (``hnsw_threshold``:
+        as :class:`~langchain_agentmem.index.dense.DenseIndex` takes it)."""
         try:
             paths = self.paths(namespace)
         except OSError as exc:
@@ -150,7 +158,7 @@ class IndexFiles:
             return f"saved at change {seq}, but the store is at {store_seq}"
         try:
             raw = faiss.read_index(str(index_path))
-            index = DenseIndex.from_faiss(raw, dims)
+            index = DenseIndex.from_faiss(raw, dims, hnsw_threshold=hnsw_threshold)
         except (RuntimeError, ValueError) as exc:
             return f"unreadable index file ({str(exc).splitlines()[0][:120]})"
         if int(raw.ntotal) != int(meta.get("entries", -1)):

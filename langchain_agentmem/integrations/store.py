@@ -303,7 +303,7 @@ class AgentMemoryStore(BaseStore):
 
     def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[StoreNamespace, tuple[str, ...]]]:
         out = []
-        for name in self.memory._store_namespaces(self._head):
+        for name in self.memory.store_namespaces(self._head):
             decoded = self.store_namespace(name)
             if decoded is not None and decoded[: len(prefix)] == prefix:
                 out.append((name, decoded))
@@ -325,7 +325,7 @@ class AgentMemoryStore(BaseStore):
             ranked: list[tuple[float, StoreNamespace, tuple[str, ...], MemoryRecord]] = []
             unranked: list[tuple[StoreNamespace, tuple[str, ...], MemoryRecord]] = []
             for name, decoded in self._namespaces(tuple(op.namespace_prefix)):
-                scan = self._scans.scan(self.memory.backend, name)
+                scan = self._scans.scan(self.memory, name)
                 for record, score in zip(scan.records, scores(scan, query), strict=True):
                     if score is None:
                         unranked.append((name, decoded, record))
@@ -427,7 +427,7 @@ class AgentMemoryStore(BaseStore):
     # -- TTL sweeping ----------------------------------------------------------------------
     def sweep_ttl(self) -> int:
         """Delete this store's expired items now; returns how many."""
-        names = self.memory._store_namespaces(self._head, expiring=True)
+        names = self.memory.store_namespaces(self._head, expiring=True)
         return sum(self.memory.sweep(name) for name in names)
 
     async def asweep_ttl(self) -> int:

@@ -10,12 +10,14 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_agentmem.backends import Backend, RecordRow
-from langchain_agentmem.items import to_record
 from langchain_agentmem.types import MemoryRecord, Vector
+
+if TYPE_CHECKING:
+    from langchain_agentmem.memory import AgentMemory
 
 
 def pack_vector(vector: Vector) -> str:
@@ -38,8 +40,8 @@ kept)."""
 class _Entry:
     """One live record of a scanned namespace, its order and its decoded field vectors."""
 
-    order: tuple[float, int]
-    """``(created_at, rid)``: the order in which the store lists records."""
+    order: tuple[float, str]
+    """``(created_at, id)``: oldest first, as the store lists records."""
     record: MemoryRecord
     vectors: tuple[Vector, ...]
 
@@ -59,10 +61,10 @@ class Scan:
     """The earliest expiry among ``records`` (``inf``: none expires)."""
 
 
-def _entry(row: RecordRow) -> _Entry:
-    """A stored row with its field vectors decoded (none when missing or malformed)."""
+def _entry(record: MemoryRecord) -> _Entry:
+    """A stored record with its field vectors decoded (none when missing or malformed)."""
     vectors: tuple[Vector, ...] = ()
-    packed = row.metadata.get("lg_vectors")
+    packed = record.metadata.get("lg_vectors")
     if isinstance(packed, list) and packed:
         try:
             decoded = tuple(_unpack(p) for p in packed)
@@ -71,8 +73,9 @@ def _entry(row: RecordRow) -> _Entry:
         if decoded and len({v.shape for v in decoded}) == 1:
             vectors = decoded
     # The record's own embedding is not needed to rank fields; leaving it out halves the cache.
-    record = dataclasses.replace(to_record(row), embedding=None)
-    return _Entry((row.created_at, row.rid), record, vectors)
+    record = dataclasses.replace(record, embedding=None)
+    created = record.created_at.timestamp() if record.created_at is not None else 0.0
+    return _Entry((created, record.id), record, vectors)
 
 
 def _scan_of(seq: int, entries: dict[str, _Entry]) -> Scan:
@@ -104,7 +107,7 @@ class ScanCache:
         self._scans: collections.OrderedDict[str, Scan] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def scan(self, backend: Backend, name: str) -> Scan:
+    def scan(self, memory: AgentMemory, name: str) -> Scan:
         """The live records of ``name`` with their field vectors, decoded once per record.
 
         Reused while the namespace's change log has not moved and none of its records has
@@ -112,7 +115,7 @@ class ScanCache:
         change log otherwise, reading only the records it names; read whole after an erase,
         an expiry, or the first time.
         """
-        seq = backend.last_seq(name)
+        seq = memory.version(name)
         now = time.time()  # the clock expiries are read from everywhere
         with self._lock:
             cached = self._scans.get(name)
@@ -123,16 +126,15 @@ class ScanCache:
                     self._scans[name] = cached
                     self._scans.move_to_end(name)
                 return cached
-            changed = backend.changed_records(name, cached.seq)
+            changed = memory.changes(name, cached.seq)
             if changed is not None:
-                touched, rows, last_seq = changed
                 entries = dict(cached.entries)
-                for record_id in touched:
+                for record_id in changed.touched:
                     entries.pop(record_id, None)
-                entries.update((rid, _entry(row)) for rid, row in rows.items())
-                seq = max(seq, last_seq)
+                entries.update((i, _entry(record)) for i, record in changed.records.items())
+                seq = max(seq, changed.version)
         if entries is None:
-            entries = {row.id: _entry(row) for row in backend.iter_records(name)}
+            entries = {record.id: _entry(record) for record in memory.records(name)}
         scan = _scan_of(seq, entries)
         with self._lock:
             self._scans[name] = scan

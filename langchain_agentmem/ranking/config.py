@@ -30,6 +30,8 @@ _COUNT = "count"
 """An int >= 1."""
 _FLAG = "flag"
 """A bool."""
+_WHOLE_OR_UNSET = "whole or unset"
+"""An int >= 0, or ``None`` (the environment's, else the index's default)."""
 
 
 def _tuned(default: Any, source: str, kind: str) -> Any:
@@ -98,6 +100,9 @@ class HybridConfig:
             background (candidates besides the pair).
         repeat_neighbours: Nearest records read when a question may repeat one asked
             before (statements close to it included).
+        hnsw_threshold: Records in one namespace past which its dense index goes
+            approximate (an HNSW graph); ``None``: ``AGENTMEM_HNSW_THRESHOLD``, else
+            :data:`~langchain_agentmem.index.dense.DEFAULT_HNSW_THRESHOLD`.
     """
 
     dense_weight: float = _tuned(0.25, _EXP + "dense_weight.txt", _SHARE)
@@ -120,6 +125,7 @@ class HybridConfig:
     value_question_words: int = _tuned(3, _RECENCY, _COUNT)
     min_background: int = _tuned(3, _RECENCY, _COUNT)
     repeat_neighbours: int = _tuned(8, "benchmarks/results/repeated_questions.txt", _COUNT)
+    hnsw_threshold: int | None = _tuned(None, "benchmarks/results/scale.txt", _WHOLE_OR_UNSET)
 
     def __post_init__(self) -> None:
         for spec in fields(self):
@@ -132,6 +138,14 @@ def _check(name: str, value: object, kind: str) -> None:
     if kind == _FLAG:
         if not isinstance(value, bool):
             raise InvalidTypeError(f"{where} must be a bool, got {value!r}")
+        return
+    if kind == _WHOLE_OR_UNSET:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidTypeError(f"{where} must be an int >= 0 or None, got {value!r}")
+        if value < 0:
+            raise InvalidInputError(f"{where} must be >= 0 or None, got {value!r}")
         return
     if kind == _COUNT:
         if isinstance(value, bool) or not isinstance(value, int):

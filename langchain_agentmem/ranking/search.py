@@ -46,15 +46,10 @@ rewrites the query).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.lexical import LexicalIndex
-from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking import stages
-from langchain_agentmem.ranking.config import HybridConfig
-from langchain_agentmem.ranking.newer_first import Said, VectorLookup, newer_first
+from langchain_agentmem.ranking.corpus import Corpus
+from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.types import Vector
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
@@ -79,57 +74,39 @@ def hybrid_search(
     query: str,
     vector: Vector,
     k: int,
+    corpus: Corpus,
     *,
-    dense: DenseIndex,
-    lexical: LexicalIndex,
-    order: ThreadOrder,
-    embeddings_of: VectorLookup,
-    config: HybridConfig,
-    said_of: Callable[[int], Said] | None = None,
-    questions: Container[int] = frozenset(),
     named: frozenset[str] = frozenset(),
 ) -> list[tuple[int, float]]:
-    """The ``k`` best keys by hybrid score (see the module docstring), best first.
+    """The ``k`` best keys of ``corpus`` by hybrid score (see the module docstring).
 
     Args:
         query: The query text (for BM25).
         vector: The normalised query embedding.
         k: How many to return.
-        dense: The namespace's dense index.
-        lexical: The namespace's lexical index.
-        order: The namespace's thread order (neighbours).
-        embeddings_of: The stored (normalised) embeddings of keys, one row each (for keys
-            the dense side did not return, and for newer-first).
-        config: Weights.
-        said_of: Who said a key's record, when, and its text; needed to put newer
-            restatements first (``None``: that step is skipped).
-        questions: The keys of records that only ask (their scores are weighed by
-            ``config.question_weight``).
+        corpus: The records, their indexes and the weights (``corpus.config``).
         named: The speakers the query named (already taken out of ``query`` and
             ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
-            records gain ``config.named_speaker`` (needs ``said_of``).
+            records gain ``config.named_speaker``.
 
     Returns:
-        ``(key, score)`` pairs, score in [0, 1], ties broken by the lower key.
+        ``(key, score)`` pairs, best first, score in [0, 1], ties broken by the lower key.
     """
-    pool = stages.gather(
-        query,
-        vector,
-        k,
-        dense=dense,
-        lexical=lexical,
-        order=order,
-        embeddings_of=embeddings_of,
-        config=config,
-    )
+    config = corpus.config
+    pool = stages.gather(query, vector, k, corpus)
     base_arr = stages.base_scores(pool, config)
-    if named and said_of is not None and (config.named_speaker > 0 or config.named_mention > 0):
-        base_arr = base_arr + stages.named_gain(pool.keys, said_of, named, config)
+    if named and (config.named_speaker > 0 or config.named_mention > 0):
+        base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
-    scores = stages.neighbour_lift(base, pool, order, config.neighbour_lift)
-    if config.newer_first and said_of is not None:
+    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
+    if config.newer_first:
         scores = newer_first(
-            query, vector, scores, said_of=said_of, embeddings_of=embeddings_of, config=config
+            query,
+            vector,
+            scores,
+            said_of=corpus.said,
+            embeddings_of=corpus.embeddings,
+            config=config,
         )
-    scores = stages.question_weight(scores, questions, config.question_weight)
+    scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     return stages.best(scores, k)

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.lexical import LexicalIndex, top_k
+from langchain_agentmem.index.lexical import top_k
 from langchain_agentmem.index.speakers import mention_pattern
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking.config import HybridConfig
+from langchain_agentmem.ranking.corpus import Corpus
 from langchain_agentmem.ranking.near_words import near_words
-from langchain_agentmem.ranking.newer_first import Said, VectorLookup, stack_vectors
+from langchain_agentmem.ranking.newer_first import Said, stack_vectors
 from langchain_agentmem.types import Vector
 
 
@@ -39,24 +39,15 @@ class Pool:
     """The thread neighbours that lift each key found by a side (empty: no lift)."""
 
 
-def gather(
-    query: str,
-    vector: Vector,
-    k: int,
-    *,
-    dense: DenseIndex,
-    lexical: LexicalIndex,
-    order: ThreadOrder,
-    embeddings_of: VectorLookup,
-    config: HybridConfig,
-) -> Pool:
+def gather(query: str, vector: Vector, k: int, corpus: Corpus) -> Pool:
     """The pool: each side's ``max(candidates, k)`` best keys and their thread neighbours.
 
     Near words rescore the candidates and bring none of their own; a key the dense side did
     not return gets its cosine from its stored embedding.
     """
+    config, lexical = corpus.config, corpus.lexical
     n = max(config.candidates, k)
-    cosine = dict(dense.search(vector, n))
+    cosine = dict(corpus.dense.search(vector, n))
     rids, lex = lexical.normalised(query)
     pool = dict.fromkeys(cosine)
     pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, lex, n)))
@@ -66,14 +57,14 @@ def gather(
     near: dict[int, list[int]] = {}
     if config.neighbour_lift > 0:
         for rid in list(pool):
-            near[rid] = order.lifters(rid)
+            near[rid] = corpus.order.lifters(rid)
             pool.update(dict.fromkeys(near[rid]))
     keys = list(pool)
     cos = np.fromiter((cosine.get(rid, np.nan) for rid in keys), dtype=np.float32, count=len(keys))
     missing = np.flatnonzero(np.isnan(cos))
     if missing.size:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        cos[missing] = stack_vectors([keys[i] for i in missing], embeddings_of) @ q
+        cos[missing] = stack_vectors([keys[i] for i in missing], corpus.embeddings) @ q
     pos = lexical.positions()
     lex_of = np.fromiter((pos.get(rid, -1) for rid in keys), dtype=np.int64, count=len(keys))
     bm = np.zeros(len(keys), dtype=np.float32)

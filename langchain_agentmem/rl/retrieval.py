@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,9 @@ import numpy.typing as npt
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import LexicalIndex
 from langchain_agentmem.index.speakers import NamedQuery
-from langchain_agentmem.index.text import lexical_counts, reply_texts
-from langchain_agentmem.index.threads import ThreadOrder
+from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.ranking import HybridConfig, hybrid_search
+from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.near_words import near_words
 from langchain_agentmem.replies import REPLY_TO, asks, only_asks
 from langchain_agentmem.rl.data import Conversation, searched_as
@@ -63,23 +64,46 @@ def turn_counts(
 ) -> list[Counter[str]]:
     """Each kept turn's terms as ``AgentMemory``'s lexical index counts them (its text,
     date and the question it answers, as ``config`` says)."""
+    corpus = kept_turns(conv, kept, config)
+    return [corpus.lexical.counts(i) for i in kept]
+
+
+@dataclass
+class KeptTurns(Indexed):
+    """A conversation's kept turns as a search corpus, indexed as ``AgentMemory`` indexes
+    the records ``agentmem bench`` stores for them."""
+
+    vectors: FloatArray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    """Every turn's embedding (rows are turn indices)."""
+    dense: DenseIndex = field(default_factory=lambda: DenseIndex(1))
+
+    def embeddings(self, rids: list[int]) -> np.ndarray:
+        """The kept turns' embeddings, one row each."""
+        return self.vectors[rids]
+
+
+def kept_turns(
+    conv: Conversation, kept: Sequence[int], config: HybridConfig | None = None
+) -> KeptTurns:
+    """The corpus of ``conv``'s ``kept`` turns."""
+    vectors = conv.turn_vectors
+    ids = [int(i) for i in kept]
+    corpus = KeptTurns(config=config or HybridConfig(), vectors=vectors)
+    corpus.dense = DenseIndex(vectors.shape[1])
+    if ids:
+        corpus.dense.add(ids, vectors[ids])
     reply = replies(conv)
-    return [
-        lexical_counts(
-            conv.turns[i].text,
-            conv.turns[i].timestamp,
-            dates=config.dates,
+    for i in ids:
+        turn = conv.turns[i]
+        corpus.index_text(
+            i,
+            turn.text,
+            turn.timestamp,
+            thread=_thread(conv, i),
+            speaker=turn.speaker,
             reply_to=reply[i],
-            reply_weight=config.reply_weight,
         )
-        for i in kept
-    ]
-
-
-def _lexical(conv: Conversation, kept: Sequence[int], config: HybridConfig) -> LexicalIndex:
-    index = LexicalIndex(k1=config.bm25_k1, b=config.bm25_b)
-    index.add_counts(list(kept), turn_counts(conv, kept, config))
-    return index
+    return corpus
 
 
 def hybrid_results(
@@ -100,20 +124,16 @@ def hybrid_results(
         queries: Each question as searched, matching ``conv.question_vectors`` (default:
             :func:`~langchain_agentmem.rl.data.searched_as`, or the question as written
             when ``config.named_speaker`` is 0).
-        lexical: The kept turns' lexical index (default: built from :func:`turn_counts`;
+        lexical: The kept turns' lexical index (default: as ``AgentMemory`` indexes them;
             an experiment passes one that reads other terms).
     """
     cfg = config or HybridConfig()
     ids = [int(i) for i in np.asarray(kept, dtype=np.int64).tolist()]
     if not ids:
         return [[] for _ in conv.questions]
-    vectors = conv.turn_vectors
-    dense = DenseIndex(vectors.shape[1])
-    dense.add(ids, vectors[ids])
-    if lexical is None:
-        lexical = _lexical(conv, ids, cfg)
-    order = ThreadOrder()
-    questions = {i for i in ids if only_asks(conv.turns[i].text)}
+    corpus = kept_turns(conv, ids, cfg)
+    if lexical is not None:
+        corpus.lexical = lexical
     asked = (
         list(queries)
         if queries is not None
@@ -122,34 +142,9 @@ def hybrid_results(
             for q in conv.questions
         ]
     )
-    for i in ids:
-        turn = conv.turns[i]
-        order.add(
-            i,
-            _thread(conv, i),
-            turn.timestamp,
-            asks=i in questions or asks(turn.text),
-            speaker=turn.speaker,
-        )
     return [
-        hybrid_search(
-            asked[qi].text,
-            conv.question_vectors[qi],
-            k,
-            dense=dense,
-            lexical=lexical,
-            order=order,
-            embeddings_of=lambda rids: vectors[rids],
-            config=cfg,
-            said_of=lambda rid: (
-                conv.turns[rid].speaker,
-                conv.turns[rid].timestamp,
-                conv.turns[rid].text,
-            ),
-            questions=questions,
-            named=asked[qi].named,
-        )
-        for qi in range(len(conv.questions))
+        hybrid_search(query.text, conv.question_vectors[qi], k, corpus, named=query.named)
+        for qi, query in enumerate(asked)
     ]
 
 
@@ -178,7 +173,7 @@ def static_scores(conv: Conversation, config: HybridConfig | None = None) -> Flo
     if not conv.questions or n == 0:
         return np.zeros((len(conv.questions), n), dtype=np.float32)
     cos = np.clip(conv.question_vectors @ conv.turn_vectors.T, 0.0, 1.0)
-    lexical = _lexical(conv, range(n), cfg)
+    lexical = kept_turns(conv, range(n), cfg).lexical
     bm = np.zeros_like(cos)
     for qi, q in enumerate(conv.questions):
         near = near_words(q.text) if cfg.near_words > 0 else ""

@@ -23,7 +23,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, OpKind
 from langchain_agentmem.backends.sql_transaction import SQLTransaction
-from langchain_agentmem.index import dense as dense_module
 from langchain_agentmem.index import persist
 from langchain_agentmem.policies.features import TEXTS
 from tests.stores import PG_URL, HashEmbeddings, save_chat_threads
@@ -67,7 +66,7 @@ def _vector_bytes(memory: AgentMemory, record_id: str, namespace: str = "u") -> 
 def index_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Exact (flat) dense indexes, or HNSW graphs (which cannot delete in place)."""
     if request.param == "hnsw":
-        monkeypatch.setattr(dense_module, "HNSW_THRESHOLD", 2)
+        monkeypatch.setenv("AGENTMEM_HNSW_THRESHOLD", "2")
     return str(request.param)
 
 

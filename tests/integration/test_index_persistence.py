@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
-from langchain_agentmem.index import dense as dense_module
+from langchain_agentmem import AgentMemory, HybridConfig, SentenceTransformerEmbeddings
 from langchain_agentmem.index.persist import IndexFiles
 
 TEXTS = [
@@ -119,12 +118,12 @@ def test_index_behind_the_store_catches_up(
 
 
 def test_approximate_index_round_trip(
-    db_path: Path, embeddings: SentenceTransformerEmbeddings, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, embeddings: SentenceTransformerEmbeddings
 ) -> None:
-    monkeypatch.setattr(dense_module, "HNSW_THRESHOLD", 8)
+    approximate = HybridConfig(hnsw_threshold=8)
     texts = [f"Note {i}: {t}" for i in range(3) for t in TEXTS]  # 18 > 8: HNSW
     url = f"sqlite:///{db_path}"
-    with AgentMemory(url, embeddings=embeddings) as mem:
+    with AgentMemory(url, embeddings=embeddings, hybrid=approximate) as mem:
         ids = [ops[0].record_ids[0] for ops in mem.add_many(texts, namespace="u")]
         mem.update(ids[0], "A completely new note about sailing to Corsica.", namespace="u")
         mem.delete(ids[1], namespace="u")
@@ -134,7 +133,7 @@ def test_approximate_index_round_trip(
     assert meta["approximate"] is True
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with AgentMemory(url, embeddings=embeddings) as mem:
+        with AgentMemory(url, embeddings=embeddings, hybrid=approximate) as mem:
             hits = mem.search("sailing to Corsica", namespace="u", k=20, mode="dense")
             assert hits[0].id == ids[0]
             assert ids[1] not in {h.id for h in hits}

@@ -136,6 +136,39 @@ def test_no_import_cycle_in_rl_policies_index_or_ranking() -> None:
         assert cycle is None, f"import cycle: {' -> '.join(cycle or [])}"
 
 
+def _reaches_past(path: Path) -> list[str]:
+    """Where a module reads a private member of an ``AgentMemory`` or its ``backend``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = node.value
+        name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+        if name == "memory" and (node.attr.startswith("_") or node.attr == "backend"):
+            found.append(f"{path.name}:{node.lineno} memory.{node.attr}")
+    return found
+
+
+def test_integrations_use_the_public_api() -> None:
+    graph = import_graph()
+    bad = sorted(
+        (m, t)
+        for m, ts in graph.items()
+        if _under(m, "langchain_agentmem.integrations")
+        for t in ts
+        if _under(t, "langchain_agentmem.backends") or _under(t, "langchain_agentmem.cache")
+    )
+    assert not bad, f"integrations reach into the store or the cache: {bad}"
+    reached = [hit for p in (PACKAGE / "integrations").rglob("*.py") for hit in _reaches_past(p)]
+    assert not reached, f"integrations use AgentMemory's private parts: {reached}"
+
+
+def test_the_public_api_rule_sees_a_private_call(tmp_path: Path) -> None:
+    sample = tmp_path / "adapter.py"
+    sample.write_text("def f(self):\n    return self.memory._store_namespaces('x')\n")
+    assert _reaches_past(sample) == ["adapter.py:2 memory._store_namespaces"]
+
+
 def test_bottom_modules_import_no_other_layer() -> None:
     graph = import_graph()
     bottoms = (

@@ -38,6 +38,8 @@ def test_every_field_names_a_results_file_of_the_repository() -> None:
         ("min_background", 2.0, InvalidTypeError, "HybridConfig.min_background must be an int"),
         ("newer_first", 1, InvalidTypeError, "HybridConfig.newer_first must be a bool"),
         ("question_weight", True, InvalidTypeError, "HybridConfig.question_weight must be"),
+        ("hnsw_threshold", -1, InvalidInputError, "HybridConfig.hnsw_threshold must be >= 0"),
+        ("hnsw_threshold", 2.5, InvalidTypeError, "an int >= 0 or None"),
     ],
 )
 def test_a_bad_value_is_refused_with_its_field(
@@ -71,3 +73,22 @@ def test_bm25_parameters_reach_the_namespaces_index() -> None:
     assert default[0] > default[1]
     assert flat[0] == pytest.approx(flat[1])
     assert _scores(HybridConfig(bm25_k1=3.0)) != default
+
+
+def _approximate(config: HybridConfig) -> bool:
+    """Whether the dense index a search used went approximate, 9 records in."""
+    texts = [f"Note {i} about {topic}." for i in range(3) for topic in ("tea", "rain", "maps")]
+    with AgentMemory(":memory:", hybrid=config) as memory:
+        memory.add_many(texts, namespace="ana")
+        assert memory.search("tea", namespace="ana", k=1)[0].text.endswith("about tea.")
+        view = memory._cache.peek("ana")  # what the search used
+        assert view is not None
+        return view.dense.approximate
+
+
+def test_the_hnsw_threshold_reaches_the_dense_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _approximate(HybridConfig(hnsw_threshold=4))
+    assert not _approximate(HybridConfig())
+    monkeypatch.setenv("AGENTMEM_HNSW_THRESHOLD", "4")  # None: the environment decides
+    assert _approximate(HybridConfig())
+    assert not _approximate(HybridConfig(hnsw_threshold=100))
