@@ -18,7 +18,9 @@ Rows, side by side in one run:
 - ``repeats skipped``: a question the same speaker asked before (cosine >= the threshold)
   is a NOOP;
 - ``questions weighed f``: a record that only asks scores ``f`` times its score;
-- both rules together (the shipped defaults: threshold 0.85, weight 0.7).
+- both rules together (threshold 0.85, weight 0.7);
+- with `statement first` (the shipped defaults: both rules and a question never first
+  ahead of a statement that shares a word with the probe).
 
 Every row has this release's neighbour rule: a question lifts the record after it only when
 another speaker said that one (a user's "thanks" after their own question is not its answer).
@@ -58,16 +60,17 @@ def run(
     threshold: float | None,
     weight: float,
     threads: int | None = None,
+    first: bool = False,
 ) -> dict[str, float]:
     """Replay every person's sessions (the first ``threads`` question threads; all when
     ``None``), then score the probes."""
-    hits = ranks = shown_questions = probes = 0.0
+    hits = ranks = shown_questions = probes = asked_first = 0.0
     stored = 0
     with tempfile.TemporaryDirectory() as tmp:
         memory = AgentMemory(
             f"sqlite:///{tmp}/memory.db",
             embeddings=embeddings,
-            hybrid=replace(HybridConfig(), question_weight=weight),
+            hybrid=replace(HybridConfig(), question_weight=weight, statement_first=first),
             persist_indexes=False,
         )
         memory.policy.repeated_question = threshold
@@ -93,6 +96,7 @@ def run(
                     texts = [r.text for r in found]
                     probes += 1
                     shown_questions += sum(1 for text in texts if only_asks(text))
+                    asked_first += bool(texts) and only_asks(texts[0])
                     if probe["answer"] in texts:
                         hits += 1
                         ranks += 1.0 / (texts.index(probe["answer"]) + 1)
@@ -102,6 +106,7 @@ def run(
         "hit": hits / probes,
         "mrr": ranks / probes,
         "questions": shown_questions / probes,
+        "first": asked_first / probes,
         "stored": stored / len(people),
     }
 
@@ -139,6 +144,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run(people, embeddings, threshold=threshold, weight=weight),
             )
         )
+    rows.append(
+        (
+            "every question kept, statement first",
+            run(people, embeddings, threshold=None, weight=1.0, first=True),
+        )
+    )
+    for threshold, weight in ((0.85, 0.7), (0.85, 0.6)):
+        rows.append(
+            (
+                f"both ({threshold}, {weight}), statement first",
+                run(people, embeddings, threshold=threshold, weight=weight, first=True),
+            )
+        )
     probes = sum(len(p["probes"]) for p in people)
     lines = [
         f"PYTHONPATH=$PWD python benchmarks/repeated_questions.py --out {args.out}",
@@ -148,15 +166,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"message offered as the middleware offers it (policy keep_all). k={K}. fact@{K}: "
         f"share of probes whose answering fact is among the {K} memories shown; MRR: its "
         "reciprocal rank there (0 when not shown); questions shown: records that only ask "
-        "among the shown, per probe; stored: records per person. A question lifts the "
+        "among the shown, per probe; question first: probes whose first memory shown only "
+        "asks; statement first: a question never ranks first ahead of a statement sharing a "
+        "word with the probe (HybridConfig.statement_first; the rows above it without); "
+        "stored: records per person. A question lifts the "
         "record after it only when another speaker said it (before that rule, every "
         "question kept: fact@4 0.594, MRR 0.495).",
         "",
-        f"{'rule':<40}{'fact@' + str(K):>8}{'MRR':>8}{'questions shown':>17}{'stored':>8}",
+        f"{'rule':<40}{'fact@' + str(K):>8}{'MRR':>8}{'questions shown':>17}"
+        f"{'question first':>16}{'stored':>8}",
     ]
     for name, r in rows:
         lines.append(
-            f"{name:<40}{r['hit']:>8.3f}{r['mrr']:>8.3f}{r['questions']:>17.2f}{r['stored']:>8.1f}"
+            f"{name:<40}{r['hit']:>8.3f}{r['mrr']:>8.3f}{r['questions']:>17.2f}"
+            f"{r['first']:>16.3f}{r['stored']:>8.1f}"
         )
     lines += ["", f"Ran in {time.perf_counter() - started:.0f} s."]
     Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -9,13 +9,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_agentmem.annotator import Annotator
 from langchain_agentmem.backends import Backend, RecordRow
 from langchain_agentmem.cache import NamespaceCache
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.ranking import HybridConfig
-from langchain_agentmem.types import MemoryOp, OpKind
+from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import Limits, check_namespace, check_record_id
 from langchain_agentmem.view import NamespaceView
 
@@ -29,6 +30,10 @@ class MemoryCore:
     embeddings: Embeddings
     backend: Backend
     _cache: NamespaceCache
+    _label_vectors: dict[str, Vector]
+    """Embeddings of the labels searches matched queries with (see ``reads``)."""
+    annotator: Annotator | None
+    """What annotates stored statements with a chat model (``None``: no model)."""
 
     def _namespace(self, namespace: object) -> str:
         return check_namespace(namespace)
@@ -111,12 +116,23 @@ class MemoryCore:
                 raise
             if views:
                 self._cache.committed(namespace, views[0], seq)
-            if any(op.kind in (OpKind.UPDATE, OpKind.DELETE) for ops in out for op in ops):
+            if self.annotator is not None:
+                self._offer(namespace, out)
+            if any(_moves_text(op) for ops in out for op in ops):
                 # The saved index holds a vector just replaced or deleted: not on disk.
                 self._cache.discard_saved(namespace)
                 # Nor in the store's write-ahead log (best effort: a reader may hold it).
                 self.backend.truncate_log()
             return out
+
+    def _offer(self, namespace: str, out: list[list[MemoryOp]]) -> None:
+        """Queue the statements just stored, or whose text just changed, for annotation."""
+        assert self.annotator is not None
+        for ops in out:
+            for op in ops:
+                if op.text is not None and op.kind in (OpKind.ADD, OpKind.UPDATE):
+                    for record_id in op.record_ids:
+                        self.annotator.offer(namespace, record_id, op.text, op.metadata)
 
     def _owned(self, record_id: object, namespace: object) -> RecordRow:
         rid = check_record_id(record_id)
@@ -127,3 +143,8 @@ class MemoryCore:
                 f"no record {rid!r} in namespace {ns!r}; list ids with records(namespace)"
             )
         return row
+
+
+def _moves_text(op: MemoryOp) -> bool:
+    """Whether ``op`` replaced or deleted a record's text and vector (not metadata alone)."""
+    return op.kind is OpKind.DELETE or (op.kind is OpKind.UPDATE and op.text is not None)

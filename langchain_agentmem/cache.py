@@ -95,6 +95,7 @@ class NamespaceCache:
             while it is the one in use).
         on_erased: Called with a namespace this process finds erased (by itself or by
             another process), to drop what else it holds of it.
+        on_opened: Called with a namespace and its view just loaded from the store.
     """
 
     def __init__(
@@ -105,9 +106,11 @@ class NamespaceCache:
         index_files: IndexFiles | None,
         max_records: int = DEFAULT_CACHE_RECORDS,
         on_erased: Callable[[str], None] | None = None,
+        on_opened: Callable[[str, NamespaceView], None] | None = None,
     ) -> None:
         self.backend = backend
         self.on_erased = on_erased
+        self.on_opened = on_opened
         self.hybrid = hybrid
         self.index_files = index_files
         self.max_records = check_cache_records(max_records)
@@ -171,6 +174,8 @@ class NamespaceCache:
             if view is not None:
                 self._erased(namespace)
             view = self._open(namespace)
+            if self.on_opened is not None:
+                self.on_opened(namespace, view)
         view.flush()
         self.keep(namespace, view)
         return view

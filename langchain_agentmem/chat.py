@@ -56,7 +56,7 @@ from langchain_agentmem.chat_threads import (
 from langchain_agentmem.chat_turns import ChatThread, Reply, answer
 from langchain_agentmem.integrations.runs import user_thread_id
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.models import chat_model_from_env
+from langchain_agentmem.models import annotating_model, chat_model_from_env
 from langchain_agentmem.pipes import READER_GONE, reader_gone
 
 SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of this user."
@@ -309,9 +309,11 @@ def run_chat(
     remember_replies: bool = False,
     max_reply_tokens: int = MAX_REPLY_TOKENS,
     history_tokens: int = HISTORY_TOKENS,
+    annotate: bool = True,
 ) -> int:
     """Chat until ``/quit`` or end of input; returns the exit status (2: no model configured,
-    or another session has the thread).
+    or another session has the thread). ``annotate``: the model also annotates what is
+    remembered (``AgentMemory(model=...)``).
 
     Raises:
         TurnAbandoned: a turn left running (Ctrl-C during a reply, say), or Ctrl-C while
@@ -342,7 +344,9 @@ def run_chat(
         return EXIT_USAGE
     interrupted = False
     with held, contextlib.ExitStack() as stack:
-        memory = stack.enter_context(AgentMemory(store))
+        memory = stack.enter_context(
+            AgentMemory(store, model=annotating_model() if annotate else None)
+        )
         # Each store has its own file of conversations: private, like the store.
         checkpointer: BaseCheckpointSaver[Any]
         if path is None:
@@ -418,6 +422,7 @@ def main_chat(
     remember_replies: bool = False,
     max_reply_tokens: int = MAX_REPLY_TOKENS,
     history_tokens: int = HISTORY_TOKENS,
+    annotate: bool = True,
 ) -> int:
     """``agentmem chat`` on the process's standard streams (Ctrl-C, SIGTERM and SIGHUP end it
     quietly, at once)."""
@@ -434,6 +439,7 @@ def main_chat(
             remember_replies=remember_replies,
             max_reply_tokens=max_reply_tokens,
             history_tokens=history_tokens,
+            annotate=annotate,
         )
     except TurnAbandoned as ended:
         code = exit_status(ended.cause)

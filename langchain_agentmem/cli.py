@@ -40,6 +40,7 @@ def _chat(args: argparse.Namespace) -> int:
         remember_replies=args.remember_replies,
         max_reply_tokens=args.max_reply_tokens,
         history_tokens=args.history_tokens,
+        annotate=args.annotate,
     )
 
 
@@ -168,6 +169,26 @@ def _forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def annotating_model(wanted: bool) -> Any:
+    """The environment's chat model when ``wanted`` (for ``AgentMemory(model=...)``).
+
+    Raises:
+        InvalidInputError: wanted, but the environment names no model.
+    """
+    if not wanted:
+        return None
+    from langchain_agentmem import models
+    from langchain_agentmem.errors import InvalidInputError
+
+    model = models.annotating_model()
+    if model is None:
+        raise InvalidInputError(
+            "--annotate needs a chat model: set OPENAI_BASE_URL (a local server) or "
+            "OPENAI_API_KEY, in the environment or .env"
+        )
+    return model
+
+
 def _mcp(args: argparse.Namespace) -> int:
     import logging
 
@@ -198,7 +219,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
-    with AgentMemory(args.store) as memory:
+    with AgentMemory(args.store, model=annotating_model(args.annotate)) as memory:
         if tokens is None:
             print(f"agentmem mcp: serving {args.user!r} from {shown} over stdio", file=sys.stderr)
             mcp.serve_stdio(memory, args.user, k=k)
@@ -268,6 +289,12 @@ def _add_mcp_parser(sub: Any) -> None:
         type=positive_int,
         default=256,
         help="most connections open at once (lowered to fit ulimit -n)",
+    )
+    mcp.add_argument(
+        "--annotate",
+        action="store_true",
+        help="have the model OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL name note what "
+        "each stored statement is about and what it replaces (each is sent to it once)",
     )
     mcp.set_defaults(func=_mcp)
 
@@ -376,6 +403,13 @@ def _add_session_parsers(sub: Any) -> None:
         default=None,
         help="most tokens of the thread sent with each turn, newest whole turns first "
         "(default: $AGENTMEM_HISTORY_TOKENS, else 2000)",
+    )
+    chat.add_argument(
+        "--no-annotate",
+        dest="annotate",
+        action="store_false",
+        help="do not have the model note what each remembered statement is about and what "
+        "it replaces (by default each is sent to it once, off the turn)",
     )
     chat.set_defaults(func=_chat)
 

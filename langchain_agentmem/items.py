@@ -263,3 +263,24 @@ def with_offered_expiry(ops: list[MemoryOp], candidate: Candidate) -> list[Memor
         else op
         for op in ops
     ]
+
+
+ANNOTATOR = "annotator"
+"""Policy name logged for a model's annotation of a record."""
+
+
+def annotation_op(
+    record_id: str, metadata: dict[str, Any], model: str, replaces: Sequence[tuple[str, str]]
+) -> MemoryOp:
+    """The UPDATE of a record's metadata alone that stores a model's annotation."""
+    about = ", ".join(metadata.get("annotation", {}).get("about", [])) or "nothing"
+    reason = f"{model} noted what it is about: {about}"
+    if replaces:
+        reason += "; it replaces " + "; ".join(f"{rid} ({why})" for rid, why in replaces)
+    return MemoryOp(
+        kind=OpKind.UPDATE,
+        record_ids=(record_id,),
+        metadata=metadata,
+        reason=reason,
+        policy=ANNOTATOR,
+    )

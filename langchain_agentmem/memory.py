@@ -8,7 +8,9 @@ import time
 from collections.abc import Callable
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 
+from langchain_agentmem.annotator import Annotator, Write
 from langchain_agentmem.backends import Backend, open_backend
 from langchain_agentmem.cache import (
     DEFAULT_CACHE_RECORDS,
@@ -17,7 +19,7 @@ from langchain_agentmem.cache import (
     check_cache_records,
 )
 from langchain_agentmem.embeddings import resolve_embeddings
-from langchain_agentmem.errors import InvalidTypeError
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
@@ -33,6 +35,7 @@ from langchain_agentmem.validation import (
     DEFAULT_MAX_TEXT_CHARS,
     Limits,
 )
+from langchain_agentmem.view import NamespaceView
 from langchain_agentmem.writes import MemoryWrites
 
 __all__ = ["USER_POLICY", "AgentMemory", "check_expiry", "to_record"]
@@ -81,6 +84,12 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         max_recall_chars: Most characters of recalled words one prompt tells the model
             (every surface: the best memories first, the one that crosses the line cut
             short with " ...", the rest left out).
+        model: A chat model (any LangChain ``BaseChatModel``: the agent's own, or a small
+            one) that annotates each stored statement, off the write path: what it is
+            about, and which earlier statements of its speaker it makes out of date
+            (:mod:`langchain_agentmem.annotations`; the record's text is never changed).
+            ``None``: no model is called.
+        model_calls_per_minute: Most annotation calls a minute (``None``: no limit).
 
     Operations on one namespace run one at a time, in order; different namespaces run in
     parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
@@ -99,6 +108,8 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
         max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS,
+        model: BaseChatModel | None = None,
+        model_calls_per_minute: float | None = None,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
@@ -123,11 +134,18 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             max_records=cache_records,
             on_erased=self._forget_erased,
         )
+        self.annotator: Annotator | None = None
+        if model is not None:
+            self.annotator = _annotator(model, model_calls_per_minute, self._store_annotation)
+            self._cache.on_opened = self._offer_loaded
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
+        self._label_vectors = {}
 
     def _forget_erased(self, namespace: str) -> None:
         """Drop what this process holds of an erased namespace beyond its view."""
+        if self.annotator is not None:
+            self.annotator.forget(namespace)
         self.policy.forget_namespace(namespace)
         TEXTS.clear()  # recent texts' features, the erased user's among them
         query_terms.cache_clear()  # recent queries' terms, the erased user's among them
@@ -156,11 +174,30 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         """Stop what works on this memory (stores' sweepers), save changed indexes (see
         ``persist_indexes``) and close the store."""
         self._closed = True
+        if self.annotator is not None:
+            self.annotator.close()
         hooks, self._close_hooks = self._close_hooks, []
         for hook in hooks:
             hook()
         self.save_indexes()
         self.backend.close()
+
+    def _offer_loaded(self, namespace: str, view: NamespaceView) -> None:
+        """Queue the statements of a namespace just loaded that wait for annotation."""
+        assert self.annotator is not None
+        self.annotator.offer_all(
+            namespace, [(row.id, row.text, row.metadata) for row in view.rows.values()]
+        )
+
+    def wait_annotated(self, timeout: float | None = None) -> bool:
+        """Block until every statement stored so far is annotated, or ``timeout`` seconds
+        pass (tests, benchmarks, a script that exits). True when nothing is left; True at
+        once without a ``model``."""
+        return True if self.annotator is None else self.annotator.wait(timeout)
+
+    async def await_annotated(self, timeout: float | None = None) -> bool:
+        """Async :meth:`wait_annotated`."""
+        return await asyncio.to_thread(self.wait_annotated, timeout)
 
     def save_indexes(self) -> None:
         """Write the dense index of every cached namespace changed since it was last saved."""
@@ -199,3 +236,21 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
     async def asweep(self, namespace: str | None = None) -> int:
         """Async :meth:`sweep`."""
         return await asyncio.to_thread(self.sweep, namespace)
+
+
+def _annotator(model: object, per_minute: object, write: Write) -> Annotator:
+    """The annotator of a ``model=`` argument, checked."""
+    if not isinstance(model, BaseChatModel):
+        raise InvalidTypeError(
+            f"model must be a LangChain chat model (a BaseChatModel, such as ChatOpenAI), got "
+            f"{type(model).__name__}; or leave it out to call no model"
+        )
+    if per_minute is not None and (
+        isinstance(per_minute, bool)
+        or not isinstance(per_minute, (int, float))
+        or not per_minute > 0
+    ):
+        raise InvalidInputError(
+            f"model_calls_per_minute must be a number > 0 or None, got {per_minute!r}"
+        )
+    return Annotator(model, write, calls_per_minute=per_minute)

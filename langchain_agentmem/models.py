@@ -31,6 +31,7 @@ def chat_model_from_env(
     max_retries: int | None = None,
     timeout: float | None = None,
     max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> BaseChatModel | None:
     """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
 
@@ -45,6 +46,7 @@ def chat_model_from_env(
         max_tokens: Most tokens of one reply (``None``: the server's limit). Sent as
             ``max_completion_tokens`` and, to a server other than OpenAI's, as
             ``max_tokens`` too (what llama.cpp, vLLM and Ollama read).
+        temperature: Sampling temperature (``None``: the server's default).
     """
     if not model_configured():
         return None
@@ -56,8 +58,22 @@ def chat_model_from_env(
     extra: dict[str, Any] = {} if max_retries is None else {"max_retries": max_retries}
     if timeout is not None:
         extra["timeout"] = timeout
+    if temperature is not None:
+        extra["temperature"] = temperature
     if max_tokens is not None:
         extra["max_tokens"] = max_tokens
         if base_url is not None:
             extra["extra_body"] = {"max_tokens": max_tokens}
     return ChatOpenAI(model=model, base_url=base_url, api_key=api_key, **extra)  # type: ignore[arg-type]
+
+
+ANNOTATION_TOKENS = 160
+"""Most tokens of one annotation answer (a JSON object of a few labels and facts)."""
+
+
+def annotating_model() -> BaseChatModel | None:
+    """The environment's chat model as ``AgentMemory(model=...)`` asks it: temperature 0,
+    short answers, one retry, a minute at most (``None``: no model configured)."""
+    return chat_model_from_env(
+        max_retries=1, timeout=60, max_tokens=ANNOTATION_TOKENS, temperature=0
+    )

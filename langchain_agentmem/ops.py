@@ -179,7 +179,7 @@ class _Writer:
         # (found now, while it is there; dropped once the op is applied).
         copies = (
             self.tx.replying_copies(namespace=self.namespace, record_ids=op.record_ids)
-            if op.kind in (OpKind.UPDATE, OpKind.DELETE)
+            if op.kind is OpKind.DELETE or (op.kind is OpKind.UPDATE and op.text is not None)
             else []
         )
         if op.embedding is not None:
@@ -227,6 +227,9 @@ class _Writer:
         )
 
     def _update(self, op: MemoryOp, now: float) -> None:
+        if op.text is None and op.embedding is None and op.metadata is not None:
+            self._set_metadata(op, now)
+            return
         if op.text is None or op.embedding is None:
             raise InvalidInputError(f"UPDATE of {op.record_ids} carries no text")
         expires: Expiry = KEEP if op.expires_at is None else expiry_epoch(op.expires_at)
@@ -243,6 +246,17 @@ class _Writer:
             if not found:
                 raise self._missing(record_id)
         self.tx.redact_text(namespace=self.namespace, record_ids=op.record_ids)
+
+    def _set_metadata(self, op: MemoryOp, now: float) -> None:
+        """An UPDATE of metadata alone (a model's annotation): text, vector, times, the log's
+        earlier entries and the replies that quote the record stay as they are."""
+        assert op.metadata is not None
+        for record_id in op.record_ids:
+            found = self.tx.set_metadata(
+                record_id=record_id, namespace=self.namespace, metadata=dict(op.metadata), now=now
+            )
+            if not found:
+                raise self._missing(record_id)
 
     def _delete(self, op: MemoryOp) -> None:
         for record_id in op.record_ids:

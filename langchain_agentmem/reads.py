@@ -8,7 +8,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.annotations import label_words
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
@@ -16,6 +19,7 @@ from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.ranking import check_mode
+from langchain_agentmem.ranking.labels import matched_labels
 from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
@@ -58,7 +62,13 @@ class Narrowed:
 
 
 def _hits(
-    view: NamespaceView, asked: NamedQuery, vector: Vector | None, k: int, mode: str, keep: Narrowed
+    view: NamespaceView,
+    asked: NamedQuery,
+    vector: Vector | None,
+    k: int,
+    mode: str,
+    keep: Narrowed,
+    labels: str = "",
 ) -> list[tuple[int, float]]:
     """The ``k`` best hits of ``asked`` in ``view`` that ``keep`` keeps, best first.
 
@@ -66,14 +76,14 @@ def _hits(
     out, then twice as many each time) until ``k`` records pass or none is left to ask for,
     so ``k`` results come back whenever ``k`` records pass."""
     if keep.filter is None:
-        hits = view.search(asked.text, vector, k, mode, asked.named)
+        hits = view.search(asked.text, vector, k, mode, asked.named, labels)
     else:
         allowed = {rid for rid, row in view.rows.items() if passes(row.metadata, keep.filter)}
         total = len(view.rows)
         hits = []
         asking = min(total, k * math.ceil(total / len(allowed))) if allowed else 0
         while asking:
-            found = view.search(asked.text, vector, asking, mode, asked.named)
+            found = view.search(asked.text, vector, asking, mode, asked.named, labels)
             hits = [(rid, score) for rid, score in found if rid in allowed][:k]
             if len(hits) == k or len(found) < asking or asking == total:
                 break
@@ -82,6 +92,9 @@ def _hits(
         hits = [(rid, score) for rid, score in hits if score >= keep.min_score]
     return hits
 
+
+MAX_LABEL_VECTORS = 50_000
+"""Most label embeddings a memory keeps between searches."""
 
 Speakers = tuple[str, ...]
 """The speaker names a hybrid search reads in its query, sorted."""
@@ -130,6 +143,27 @@ class MemoryReads(MemoryCore):
             view = self._cache.peek(namespace) or self._live_view(namespace)
             return _speakers_of(view)
 
+    def _labels(self, namespace: str, mode: str) -> tuple[str, ...]:
+        """The labels of ``namespace`` a ``mode`` search may match (cached view, as
+        :meth:`_speakers`)."""
+        if mode != "hybrid" or self.hybrid.label_weight <= 0:
+            return ()
+        with self._cache.lock(namespace):
+            view = self._cache.peek(namespace) or self._live_view(namespace)
+            return tuple(view.labels)
+
+    def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep the embeddings of ``labels`` (a bounded cache: cleared when full)."""
+        if len(self._label_vectors) + len(labels) > MAX_LABEL_VECTORS:
+            self._label_vectors.clear()
+        self._label_vectors.update(zip(labels, np.asarray(vectors, dtype=np.float32), strict=True))
+
+    def _query_labels(self, vector: Vector | None, labels: Sequence[str]) -> str:
+        """The words of the labels the query of ``vector`` matches."""
+        if vector is None or not labels:
+            return ""
+        return label_words(matched_labels(vector, labels, self._label_vectors, self.hybrid))
+
     def _search(
         self,
         asked: NamedQuery,
@@ -139,6 +173,7 @@ class MemoryReads(MemoryCore):
         mode: str,
         keep: Narrowed,
         speakers: Speakers | None = None,
+        labels: str = "",
     ) -> list[MemoryRecord] | Reread:
         """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
         with; ``None``: not checked) differ from the namespace's now, :class:`Reread`."""
@@ -151,7 +186,7 @@ class MemoryReads(MemoryCore):
                     return Reread(now)
             if vector is not None:
                 view.check_query(vector, namespace)
-            hits = _hits(view, asked, vector, k, mode, keep)
+            hits = _hits(view, asked, vector, k, mode, keep, labels)
             rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
@@ -176,13 +211,23 @@ class MemoryReads(MemoryCore):
         query, namespace, k, mode = search_args(query, namespace, k, mode)
         keep = Narrowed.of(filter, min_score)
         speakers = yield Call.of(self._speakers, namespace, mode)
+        labels = yield Call.of(self._labels, namespace, mode)
+        missing = tuple(label for label in labels if label not in self._label_vectors)
+        if missing:
+            self._remember_labels(missing, (yield Embed(missing)))
         asked = _named(query, speakers)
         vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-        found = yield Call.of(self._search, asked, vector, namespace, k, mode, keep, speakers)
+        words = self._query_labels(vector, labels)
+        found = yield Call.of(
+            self._search, asked, vector, namespace, k, mode, keep, speakers, words
+        )
         if isinstance(found, Reread):  # another writer changed who speaks here
             asked = _named(query, found.speakers)
             vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-            found = yield Call.of(self._search, asked, vector, namespace, k, mode, keep)
+            words = self._query_labels(vector, labels)
+            found = yield Call.of(
+                self._search, asked, vector, namespace, k, mode, keep, None, words
+            )
         records: list[MemoryRecord] = found
         return records
 

@@ -22,6 +22,12 @@ MAX_QUESTION_CHARS = 300
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 
+MEMORY_SHAPE = re.compile(
+    r"\[(?:\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})? UTC)?|undated)\]|\((?:replying to|id) \""
+)
+"""A memory line as the prompt shows memories (``[2026-12-18 19:42 UTC] user (replying to
+"...")``): a model that echoes one wrote no question of its own there."""
+
 
 def question_of(text: str) -> str:
     """What of ``text`` a reply to it is kept with: its last sentence that asks something,
@@ -29,10 +35,13 @@ def question_of(text: str) -> str:
     sentence asks, or the question alone is longer.
 
     A reply is about the question it answers, never about the rest of a long message (a
-    model's run-on reply, say): only that question is stored, and read.
+    model's run-on reply, say): only that question is stored, and read. Lines shaped like
+    the prompt's memory lines (:data:`MEMORY_SHAPE`) are never read as the question.
     """
     if "?" not in text:
         return ""
+    if MEMORY_SHAPE.search(text):
+        text = "\n".join(line for line in text.splitlines() if not MEMORY_SHAPE.search(line))
     sentences = [part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip()]
     asking = [i for i, sentence in enumerate(sentences) if "?" in sentence]
     if not asking:

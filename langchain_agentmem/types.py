@@ -77,7 +77,8 @@ class MemoryOp:
     reason: str = ""
     """Why the policy decided this; lands in the audit log."""
     text: str | None = None
-    """The text to store (ADD, UPDATE)."""
+    """The text to store (ADD, UPDATE). An UPDATE without text or embedding but with
+    ``metadata`` changes the metadata alone (a model's annotation)."""
     metadata: Mapping[str, Any] | None = None
     """Metadata to store (ADD, UPDATE); ``None`` keeps existing metadata on UPDATE."""
     thread: str | None = None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_agentmem.annotations import current_annotation, labels_of, links_of
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
@@ -109,6 +110,8 @@ class NamespaceView(Indexed):
     """``tuple(_stats)`` until the next change (one object while nothing changes)."""
     speakers: Counter[str] = field(default_factory=Counter)
     """How many records each named speaker (``metadata["speaker"]``) holds."""
+    labels: Counter[str] = field(default_factory=Counter)
+    """How many records hold each label (what a model said they are about)."""
 
     @property
     def dense(self) -> DenseIndex:
@@ -130,15 +133,7 @@ class NamespaceView(Indexed):
         if dense:
             self.flush()
             self.index.add([row.rid], row.embedding.reshape(1, -1))
-        self.index_text(
-            row.rid,
-            row.text,
-            row.created_at,
-            thread=row.thread,
-            speaker=speaker_of(row.metadata),
-            reply_to=reply_of(row.metadata),
-            terms=terms,
-        )
+        self._index_row(row, terms)
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):
@@ -176,12 +171,50 @@ class NamespaceView(Indexed):
         for row in rows:
             self.put(row, dense=False)
 
+    def _index_row(self, row: RecordRow, terms: Counter[str] | None = None) -> None:
+        """Index ``row``'s text side, its current annotation included."""
+        note = current_annotation(row.metadata, row.text)
+        self.index_text(
+            row.rid,
+            row.text,
+            row.created_at,
+            thread=row.thread,
+            speaker=speaker_of(row.metadata),
+            reply_to=reply_of(row.metadata),
+            terms=terms,
+            labels=labels_of(note),
+            record_id=row.id,
+            replaces=links_of(note),
+        )
+        self.labels.update(labels_of(note))
+
     def _forget_speaker(self, row: RecordRow | None) -> None:
         name = None if row is None else named_speaker(row.metadata)
         if name is not None:
             self.speakers[name] -= 1
             if self.speakers[name] <= 0:
                 del self.speakers[name]
+        if row is not None:
+            self.labels.subtract(labels_of(current_annotation(row.metadata, row.text)))
+            self.labels += Counter()  # drops labels no record holds any more
+
+    def annotate(self, record_id: str, metadata: Mapping[str, Any]) -> None:
+        """Mirror a change of a record's metadata alone (a model's annotation): its text
+        side is indexed again; its vector stays where it is."""
+        rid = self.rid_of.get(record_id)
+        if rid is None:
+            return
+        old = self.rows[rid]
+        row = dataclasses.replace(old, metadata=as_stored(metadata))
+        self._forget_speaker(old)
+        self.rows[rid] = row
+        name = named_speaker(row.metadata)
+        if name is not None:
+            self.speakers[name] += 1
+        self._index_row(row)
+        self._snapshot = None
+        if self._by_age is not None:
+            self._stats[bisect.bisect_left(self._by_age, (row.created_at, rid))] = record_stat(row)
 
     def due(self, now: float) -> bool:
         """Whether some cached row may have expired by ``now``."""
@@ -279,6 +312,10 @@ class NamespaceView(Indexed):
                 )
                 self.put(row, dense=False, terms=None if terms is None else terms.get(row.id))
                 self.pending[row.rid] = row.embedding
+            elif op.kind is OpKind.UPDATE and op.text is None:
+                assert op.metadata is not None  # a change of metadata alone
+                for record_id in op.record_ids:
+                    self.annotate(record_id, op.metadata)
             elif op.kind is OpKind.UPDATE:
                 assert op.text is not None and op.embedding is not None
                 for record_id in op.record_ids:
@@ -344,9 +381,11 @@ class NamespaceView(Indexed):
         k: int,
         mode: str,
         named: frozenset[str] = frozenset(),
+        labels: str = "",
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its ``vector`` unless
-        lexical; ``named``: the speakers a hybrid query named, taken out of it)."""
+        lexical; ``named``: the speakers a hybrid query named, taken out of it; ``labels``:
+        the words of the labels it matched)."""
         if self.index is None:
             return []
         self.flush()
@@ -355,7 +394,7 @@ class NamespaceView(Indexed):
         assert vector is not None  # embedded (and checked) by the caller for this mode
         if mode == "dense":
             return self.index.search(vector, k)
-        return self.hybrid(query, vector, k, named)
+        return self.hybrid(query, vector, k, named, labels)
 
     def check_query(self, vector: Vector, namespace: str) -> None:
         """Refuse a query vector of other dimensions than the indexed ones (faiss would
@@ -369,12 +408,17 @@ class NamespaceView(Indexed):
             )
 
     def hybrid(
-        self, query: str, vector: Vector, k: int, named: frozenset[str] = frozenset()
+        self,
+        query: str,
+        vector: Vector,
+        k: int,
+        named: frozenset[str] = frozenset(),
+        labels: str = "",
     ) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
         if self.index is None:
             return []
-        return hybrid_search(query, vector, k, self, named=named)
+        return hybrid_search(query, vector, k, self, named=named, labels=labels)
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""

@@ -10,9 +10,21 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
 from langchain_agentmem.access import MemoryCore
+from langchain_agentmem.annotations import (
+    ANNOTATION,
+    Earlier,
+    Notes,
+    annotation,
+    current_annotation,
+    facts_of,
+    replaced,
+)
+from langchain_agentmem.backends import RecordRow
+from langchain_agentmem.embeddings import embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.items import (
+    annotation_op,
     check_expiry,
     check_vector,
     delete_op,
@@ -29,7 +41,7 @@ from langchain_agentmem.ops import Lookup
 from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Candidate, MemoryOp, Vector
 from langchain_agentmem.validation import check_record_id
-from langchain_agentmem.view import NamespaceView
+from langchain_agentmem.view import NamespaceView, speaker_of
 
 
 class MemoryWrites(MemoryCore):
@@ -61,6 +73,41 @@ class MemoryWrites(MemoryCore):
     def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
         ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
         return applied  # after it: UPDATEs of records that quoted its old text
+
+    def _store_annotation(
+        self, namespace: str, record_id: str, text: str, notes: Notes, model: str
+    ) -> list[MemoryOp]:
+        """Write what ``model`` noted of a record, as long as its text is still ``text``: its
+        labels and facts, and the earlier statements of its speaker it makes out of date
+        (one metadata UPDATE, policy ``annotator``, with the reason in the audit log)."""
+        names = set(notes.about) | set(notes.facts)
+        with self._cache.lock(namespace):
+            view = self._live_view(namespace)
+            names |= {k for row in view.rows.values() for k in _facts(row)}
+        missing = sorted(name for name in names if name not in self._label_vectors)
+        if missing:
+            vectors = embed_records(self.embeddings, missing)
+            self._label_vectors.update(zip(missing, vectors, strict=True))
+
+        def same(a: str, b: str) -> bool:
+            if a == b:
+                return True
+            va, vb = self._label_vectors.get(a), self._label_vectors.get(b)
+            return va is not None and vb is not None and float(va @ vb) >= SAME_ATTRIBUTE
+
+        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+            rid = view.rid_of.get(record_id)
+            if rid is None or not lookup.exists(record_id):
+                return []
+            row = view.rows[rid]
+            if row.text != text or current_annotation(row.metadata, text):
+                return []  # changed, or annotated by another process, meanwhile
+            links = replaced(notes.facts, _earlier(view, row), same)
+            note = annotation(notes, model, text, links)
+            return [annotation_op(record_id, {**row.metadata, ANNOTATION: note}, model, links)]
+
+        (applied,) = self._write(namespace, [decide], sweep=False)
+        return applied
 
     def _adding(
         self,
@@ -546,3 +593,26 @@ class MemoryWrites(MemoryCore):
             expires_at=expires_at,
             versions=versions,
         )
+
+
+SAME_ATTRIBUTE = 0.8
+"""Least cosine between two attribute names ("home city", "city of residence") for a
+model's facts to be of one attribute (measured in ``benchmarks/results/annotations.txt``)."""
+
+
+def _facts(row: RecordRow) -> dict[str, str]:
+    return facts_of(current_annotation(row.metadata, row.text))
+
+
+def _earlier(view: NamespaceView, row: RecordRow) -> list[Earlier]:
+    """The annotated statements of ``row``'s speaker stored before it, oldest first."""
+    who = speaker_of(row.metadata)
+    found = [
+        (other.created_at, other.rid, Earlier(other.id, facts))
+        for other in view.rows.values()
+        if other.rid != row.rid
+        and (other.created_at, other.rid) < (row.created_at, row.rid)
+        and speaker_of(other.metadata) == who
+        and (facts := _facts(other))
+    ]
+    return [earlier for _, _, earlier in sorted(found, key=lambda f: (f[0], f[1]))]

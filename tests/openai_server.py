@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from langchain_agentmem.annotations import SYSTEM
+
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
 """Text, ``{"content": ..., "tool_calls": [...]}``, an error (``{"status": 401,
 "message": ...}``), or a function of the request body."""
@@ -93,19 +95,44 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def is_annotation(body: dict[str, Any]) -> bool:
+    """Whether a request asks for an annotation of a stored statement (``AgentMemory``'s
+    model, off the turn) rather than a turn of the conversation."""
+    messages = body.get("messages") or []
+    return bool(messages) and message_text(messages[0]) == SYSTEM
+
+
+def plain_notes(body: dict[str, Any]) -> str:
+    """An annotation that says little: one label, no fact."""
+    return json.dumps({"about": ["everyday life"], "facts": {}})
+
+
 class ScriptedOpenAIServer:
     """An OpenAI-compatible ``/v1/chat/completions`` endpoint answering from a script.
+
+    Annotation requests (:func:`is_annotation`) are answered by ``annotate`` and kept apart
+    in ``annotations``: they come off the turn, at moments of their own, so they neither
+    take a scripted reply nor show in ``requests``.
 
     Args:
         replies: Answers given in turn; when the script runs out, ``default`` is used.
         default: The answer once the script is spent.
+        annotate: The answer to an annotation request (a function of its body).
     """
 
-    def __init__(self, *replies: Reply, default: Reply = "OK.") -> None:
+    def __init__(
+        self,
+        *replies: Reply,
+        default: Reply = "OK.",
+        annotate: Callable[[dict[str, Any]], str] = plain_notes,
+    ) -> None:
         self.script: deque[Reply] = deque(replies)
         self.default = default
+        self.annotate = annotate
         self.requests: list[dict[str, Any]] = []
-        """Every request body received, oldest first."""
+        """Every request body received, oldest first (annotations apart)."""
+        self.annotations: list[dict[str, Any]] = []
+        """Every annotation request received, oldest first."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -143,6 +170,10 @@ class ScriptedOpenAIServer:
         self.stop()
 
     def _answer(self, body: dict[str, Any]) -> str | dict[str, Any]:
+        if is_annotation(body):
+            with self._lock:
+                self.annotations.append(body)
+            return self.annotate(body)
         with self._lock:
             self.requests.append(body)
             reply = self.script.popleft() if self.script else self.default

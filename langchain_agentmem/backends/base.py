@@ -109,6 +109,13 @@ class Transaction(abc.ABC):
         """
 
     @abc.abstractmethod
+    def set_metadata(
+        self, *, record_id: str, namespace: str, metadata: dict[str, Any], now: float
+    ) -> bool:
+        """Replace a live record's metadata alone (text, vector and times kept); False if
+        no such record in namespace."""
+
+    @abc.abstractmethod
     def delete_record(self, *, record_id: str, namespace: str) -> bool:
         """Delete a record; False if no such record in namespace."""
 

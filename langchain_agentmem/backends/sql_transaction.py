@@ -97,6 +97,16 @@ class SQLTransaction(Transaction):
         )
         return cur.rowcount > 0
 
+    def set_metadata(
+        self, *, record_id: str, namespace: str, metadata: dict[str, Any], now: float
+    ) -> bool:
+        self._serialise(namespace)
+        cur = self._exec(
+            f"UPDATE agentmem_records SET metadata = ? WHERE namespace = ? AND id = ? AND {LIVE}",
+            (dump_json(metadata), namespace, record_id, now),
+        )
+        return cur.rowcount > 0
+
     def delete_record(self, *, record_id: str, namespace: str) -> bool:
         self._serialise(namespace)
         cur = self._exec(

@@ -36,6 +36,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
+from langchain_agentmem.annotations import current_annotation, replaces_of
 from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.replies import asks, reply_of
@@ -194,20 +195,38 @@ def stamps(records: Sequence[MemoryRecord]) -> list[str]:
     ]
 
 
-def memory_line(record: MemoryRecord, when: str | None = None, *, with_id: bool = False) -> str:
+def memory_line(
+    record: MemoryRecord,
+    when: str | None = None,
+    *,
+    with_id: bool = False,
+    replaced: bool = False,
+) -> str:
     """One memory: ``- [date] speaker: "words"``, with ``(replying to "question")`` after
-    the speaker when it answers a stored question.
+    the speaker when it answers a stored question, and ``(since replaced)`` when a later
+    memory shown with it replaces it (:func:`replaced_ids`).
 
     Args:
         record: The memory.
         when: Its stamp (``None``: its date, see :func:`stamps`).
         with_id: Start with the record's id, quoted: ``- (id "...") [date] ...`` (what
             the ``forget_memory`` tool takes).
+        replaced: Mark it as replaced by a later memory.
     """
     if when is None:
         (when,) = stamps([record])
     head = f"(id {quote(record.id)}) " if with_id else ""
-    return f"- {head}[{when}] {speaker(record)}{replying_to(record)}: {quote(record.text)}"
+    earlier = " (since replaced)" if replaced else ""
+    return f"- {head}[{when}] {speaker(record)}{replying_to(record)}{earlier}: {quote(record.text)}"
+
+
+def replaced_ids(records: Sequence[MemoryRecord]) -> set[str]:
+    """The ids of ``records`` that another of them replaces (a model's annotation)."""
+    return {
+        old
+        for record in records
+        for old in replaces_of(current_annotation(record.metadata, record.text))
+    }
 
 
 def shown_id(record_id: str) -> str:
@@ -228,9 +247,10 @@ def listing(records: Sequence[MemoryRecord], *, scores: bool = False) -> list[st
     (date, who, what it replied to, the quoted words); with ``scores``, the search score
     after the id."""
     lines = []
+    gone = replaced_ids(records)
     for record, when in zip(records, stamps(records), strict=True):
         score = f"{record.score:.3f}  " if scores and record.score is not None else ""
-        line = memory_line(record, when).removeprefix("- ")
+        line = memory_line(record, when, replaced=record.id in gone).removeprefix("- ")
         lines.append(f"{shown_id(record.id)}  {score}{line}")
     return lines
 
@@ -253,8 +273,9 @@ def format_memories(
         The block, or ``""`` when there is nothing to tell.
     """
     records = [r for r in as_records(memories) if r.text.strip()]
+    gone = replaced_ids(records)
     lines = [
-        memory_line(r, when, with_id=with_ids)
+        memory_line(r, when, with_id=with_ids, replaced=r.id in gone)
         for r, when in zip(records, stamps(records), strict=True)
     ]
     if not lines:

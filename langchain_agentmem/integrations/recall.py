@@ -2,7 +2,10 @@
 
 What the conversation in front of the model already holds is not recalled again
 (:func:`recall` drops records whose text is one of the shown messages, compared case- and
-whitespace-blind). How recalled records are put into the prompt is
+whitespace-blind). Nor is a record a later one found with it replaces (a model's
+annotation), unless the query asks about the past ("Where did I live before?"): a small
+model told both "I live in Lyon." and "I moved to Porto." answers Lyon, marked out of date
+or not. How recalled records are put into the prompt is
 :mod:`langchain_agentmem.integrations.prompt`.
 """
 
@@ -13,7 +16,9 @@ from collections.abc import Iterable, Sequence
 from langchain_core.messages import BaseMessage
 
 from langchain_agentmem.integrations.offers import recall_query
+from langchain_agentmem.integrations.prompt import replaced_ids
 from langchain_agentmem.memory import AgentMemory
+from langchain_agentmem.ranking.newer_first import PAST_WORDS
 from langchain_agentmem.types import MemoryRecord
 
 
@@ -30,6 +35,14 @@ def shown_texts(messages: Iterable[BaseMessage | str]) -> set[str]:
         if text.strip():
             out.add(normal(text))
     return out
+
+
+def current(found: Sequence[MemoryRecord], query: str) -> list[MemoryRecord]:
+    """``found`` without the records another of them replaces, for a query about now."""
+    if PAST_WORDS.search(query):
+        return list(found)
+    gone = replaced_ids(found)
+    return [r for r in found if r.id not in gone]
 
 
 def pick(
@@ -73,7 +86,7 @@ def recall(
     if searched is None:
         return []
     found = memory.search(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
-    return pick(found, k, min_score, shown)
+    return pick(current(found, searched), k, min_score, shown)
 
 
 async def arecall(
@@ -92,7 +105,7 @@ async def arecall(
     if searched is None:
         return []
     found = await memory.asearch(searched, namespace=namespace, k=_wider(k, shown), mode=mode)
-    return pick(found, k, min_score, shown)
+    return pick(current(found, searched), k, min_score, shown)
 
 
 __all__ = ["arecall", "pick", "recall", "shown_texts"]

@@ -100,6 +100,16 @@ class HybridConfig:
             background (candidates besides the pair).
         repeat_neighbours: Nearest records read when a question may repeat one asked
             before (statements close to it included).
+        statement_first: A record that only asks never ranks first ahead of a statement
+            sharing a word with the query (:func:`~langchain_agentmem.ranking.stages.
+            statement_first`).
+        label_weight: How much each word of a record's labels (what a chat model said it
+            is about, :mod:`~langchain_agentmem.annotations`) counts in the lexical index,
+            against 1 for its own words, in [0, 1] (0: labels are not searched).
+        label_match: Least cosine between the query and a label of the namespace for the
+            label's words to join the query's, in [0, 1] (a match by embedding: no model
+            call when searching).
+        label_terms: Most labels a query takes that way, best first.
         hnsw_threshold: Records in one namespace past which its dense index goes
             approximate (an HNSW graph); ``None``: ``AGENTMEM_HNSW_THRESHOLD``, else
             :data:`~langchain_agentmem.index.dense.DEFAULT_HNSW_THRESHOLD`.
@@ -125,6 +135,10 @@ class HybridConfig:
     value_question_words: int = _tuned(3, _RECENCY, _COUNT)
     min_background: int = _tuned(3, _RECENCY, _COUNT)
     repeat_neighbours: int = _tuned(8, "benchmarks/results/repeated_questions.txt", _COUNT)
+    statement_first: bool = _tuned(True, "benchmarks/results/repeated_questions.txt", _FLAG)
+    label_weight: float = _tuned(1.0, "benchmarks/results/annotations.txt", _SHARE)
+    label_match: float = _tuned(0.4, "benchmarks/results/annotations.txt", _SHARE)
+    label_terms: int = _tuned(3, "benchmarks/results/annotations.txt", _COUNT)
     hnsw_threshold: int | None = _tuned(None, "benchmarks/results/scale.txt", _WHOLE_OR_UNSET)
 
     def __post_init__(self) -> None:

@@ -11,14 +11,14 @@ what a policy is scored on is indexed as users' records are.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from langchain_agentmem.index.dense import DenseIndex
-from langchain_agentmem.index.lexical import LexicalIndex
+from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.text import lexical_counts
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking.config import HybridConfig
@@ -55,6 +55,10 @@ class Corpus(Protocol):
     def said(self, rid: int) -> Said:
         """Who said a record, when, and its text."""
 
+    def successors(self, rid: int) -> Sequence[tuple[int, str]]:
+        """The records that replace ``rid`` (a model's ``replaces`` links), each with the
+        attribute it changed, oldest first."""
+
 
 @dataclass
 class Indexed:
@@ -68,6 +72,12 @@ class Indexed:
     """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
     _said: dict[int, Said] = field(default_factory=dict)
     """What :meth:`said` returns for each key (searches read it per key)."""
+    _ids: dict[int, str] = field(default_factory=dict)
+    """Each key's record id, where the caller gave one."""
+    _replaces: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """The record ids each key replaces."""
+    _replaced_by: dict[str, dict[int, str]] = field(default_factory=dict)
+    """The keys that replace each record id, with the attribute each changed."""
 
     def __post_init__(self) -> None:
         self.lexical = LexicalIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
@@ -82,6 +92,9 @@ class Indexed:
         speaker: str | None,
         reply_to: str = "",
         terms: Counter[str] | None = None,
+        labels: Sequence[str] = (),
+        record_id: str | None = None,
+        replaces: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Index one record's text (replacing what ``rid`` held).
 
@@ -94,6 +107,10 @@ class Indexed:
             reply_to: The message it replies to; its terms count at ``config.reply_weight``
                 when that message asks something.
             terms: ``text`` already tokenised.
+            labels: What a model said the record is about: hidden terms, each counting
+                ``config.label_weight``.
+            record_id: The record's id (needed to be replaced).
+            replaces: ``(record id, attribute)`` of the records this one makes out of date.
         """
         counts = lexical_counts(
             text,
@@ -103,7 +120,17 @@ class Indexed:
             reply_weight=self.config.reply_weight,
             terms=terms,
         )
+        if labels and self.config.label_weight > 0:
+            for term in tokenize(" ".join(labels)):
+                counts[term] += self.config.label_weight  # type: ignore[assignment]
         self.lexical.add_counts([rid], [counts])
+        self._unlink(rid)
+        if record_id is not None:
+            self._ids[rid] = record_id
+        if replaces:
+            self._replaces[rid] = tuple(old for old, _ in replaces)
+            for old, attribute in replaces:
+                self._replaced_by.setdefault(old, {})[rid] = attribute
         question = only_asks(text)
         self.order.add(rid, thread, created_at, asks=question or asks(text), speaker=speaker)
         self._said[rid] = (speaker, created_at, text)
@@ -115,10 +142,26 @@ class Indexed:
     def unindex_text(self, rid: int) -> None:
         """Take ``rid`` out of the text side (a missing one is ignored)."""
         self._said.pop(rid, None)
+        self._unlink(rid)
         self.lexical.remove([rid])
         self.order.remove(rid)
         self.questions.discard(rid)
 
+    def _unlink(self, rid: int) -> None:
+        self._ids.pop(rid, None)
+        for old in self._replaces.pop(rid, ()):
+            found = self._replaced_by.get(old)
+            if found is not None:
+                found.pop(rid, None)
+                if not found:
+                    del self._replaced_by[old]
+
     def said(self, rid: int) -> Said:
         """Who said a record, when, and its text."""
         return self._said[rid]
+
+    def successors(self, rid: int) -> Sequence[tuple[int, str]]:
+        """The records that replace ``rid``, each with the attribute it changed, oldest
+        first."""
+        found = self._replaced_by.get(self._ids.get(rid, ""), {})
+        return sorted(found.items(), key=lambda item: (self._said[item[0]][1], item[0]))

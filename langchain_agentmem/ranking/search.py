@@ -77,6 +77,7 @@ def hybrid_search(
     corpus: Corpus,
     *,
     named: frozenset[str] = frozenset(),
+    labels: str = "",
 ) -> list[tuple[int, float]]:
     """The ``k`` best keys of ``corpus`` by hybrid score (see the module docstring).
 
@@ -88,12 +89,14 @@ def hybrid_search(
         named: The speakers the query named (already taken out of ``query`` and
             ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
             records gain ``config.named_speaker``.
+        labels: The words of the namespace's labels the query matched (searched as the
+            query's own).
 
     Returns:
         ``(key, score)`` pairs, best first, score in [0, 1], ties broken by the lower key.
     """
     config = corpus.config
-    pool = stages.gather(query, vector, k, corpus)
+    pool = stages.gather(query, vector, k, corpus, labels)
     base_arr = stages.base_scores(pool, config)
     if named and (config.named_speaker > 0 or config.named_mention > 0):
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
@@ -108,5 +111,8 @@ def hybrid_search(
             embeddings_of=corpus.embeddings,
             config=config,
         )
+    scores = stages.replaced_below(scores, corpus, query, config.restatement_relevance, labels)
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
+    if config.statement_first:
+        scores = stages.statement_first(scores, corpus.questions, pool)
     return stages.best(scores, k)

@@ -3,8 +3,9 @@
 :func:`~langchain_agentmem.ranking.search.hybrid_search` runs them in order:
 :func:`gather` (the pool and each key's cosine and BM25), :func:`base_scores`,
 :func:`named_gain`, :func:`neighbour_lift`, newer first
-(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`question_weight`,
-then :func:`best`. Each reads its weights from
+(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`replaced_below`,
+:func:`question_weight`,
+:func:`statement_first`, then :func:`best`. Each reads its weights from
 :class:`~langchain_agentmem.ranking.config.HybridConfig`.
 """
 
@@ -15,13 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from langchain_agentmem.index.lexical import top_k
+from langchain_agentmem.index.lexical import tokenize, top_k
 from langchain_agentmem.index.speakers import mention_pattern
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.corpus import Corpus
 from langchain_agentmem.ranking.near_words import near_words
-from langchain_agentmem.ranking.newer_first import Said, stack_vectors
+from langchain_agentmem.ranking.newer_first import PAST_WORDS, Said, stack_vectors
 from langchain_agentmem.types import Vector
 
 
@@ -39,11 +40,13 @@ class Pool:
     """The thread neighbours that lift each key found by a side (empty: no lift)."""
 
 
-def gather(query: str, vector: Vector, k: int, corpus: Corpus) -> Pool:
+def gather(query: str, vector: Vector, k: int, corpus: Corpus, labels: str = "") -> Pool:
     """The pool: each side's ``max(candidates, k)`` best keys and their thread neighbours.
 
     Near words rescore the candidates and bring none of their own; a key the dense side did
-    not return gets its cosine from its stored embedding.
+    not return gets its cosine from its stored embedding. ``labels``: the words of the
+    namespace's labels the query matched, which count as the query's own (records hold
+    their labels' words at ``label_weight``).
     """
     config, lexical = corpus.config, corpus.lexical
     n = max(config.candidates, k)
@@ -54,6 +57,10 @@ def gather(query: str, vector: Vector, k: int, corpus: Corpus) -> Pool:
     widened = near_words(query) if config.near_words > 0 else ""
     if widened:
         lex = np.minimum(lex + lexical.near_gain(query, widened, config.near_words), 1.0)
+    if labels:
+        gain = lexical.near_gain(query, labels, config.label_weight)
+        pool.update(dict.fromkeys(rid for rid, _ in top_k(rids, gain, n)))
+        lex = np.minimum(lex + gain, 1.0)
     near: dict[int, list[int]] = {}
     if config.neighbour_lift > 0:
         for rid in list(pool):
@@ -137,6 +144,65 @@ def question_weight(
     if weight >= 1.0 or not questions:
         return scores
     return {rid: score * weight if rid in questions else score for rid, score in scores.items()}
+
+
+def replaced_below(
+    scores: dict[int, float], corpus: Corpus, query: str, relevance: float, labels: str = ""
+) -> dict[int, float]:
+    """Each record a later one replaces (a model's link) placed just below the newest
+    record of its chain that matches the query at least ``relevance`` times as well as it
+    does (``HybridConfig.restatement_relevance``, as newer first asks of a restatement).
+
+    A link counts only for a query about what it changed: the attribute shares a word with
+    the query or with the labels it matched (``labels``), so a link a model drew between
+    two statements about something else ("music: jazz -> Radiohead") moves nothing for
+    "Where do I live?". Questions about the past ("Where did I live before?") keep the
+    plain order.
+    """
+    if PAST_WORDS.search(query):
+        return scores
+    asked = set(tokenize(f"{query} {labels}"))
+    out = dict(scores)
+    for rid in sorted(scores, key=lambda key: (-scores[key], key)):
+        newest, seen = rid, {rid}
+        while True:
+            later = [
+                key
+                for key, attribute in corpus.successors(newest)
+                if key not in seen and asked.intersection(tokenize(attribute))
+            ]
+            if not later:
+                break
+            newest = later[-1]
+            seen.add(newest)
+        if newest == rid or newest not in scores:
+            continue
+        if scores[newest] >= relevance * scores[rid] and out[newest] <= out[rid]:
+            out[newest] = out[rid] + 1e-6
+    return out
+
+
+def statement_first(
+    scores: dict[int, float], questions: Container[int], pool: Pool
+) -> dict[int, float]:
+    """A record that only asks never ranks first ahead of a statement that could answer
+    the query (one that shares a word with it, near words included): the best such
+    statement takes the first place, just above the question.
+
+    A stored question shows what was asked, and matches a later asking of it better than
+    any answer does ("Where do I live?" first, "I live in Lyon." after it).
+    """
+    if not scores or not questions:
+        return scores
+    top = min(scores, key=lambda rid: (-scores[rid], rid))
+    if top not in questions:
+        return scores
+    shares = {rid for rid, bm in zip(pool.keys, pool.bm25.tolist(), strict=True) if bm > 0}
+    answering = [rid for rid in scores if rid not in questions and rid in shares]
+    if not answering:
+        return scores
+    lifted = min(answering, key=lambda rid: (-scores[rid], rid))
+    return {**scores, lifted: scores[top] + 1e-6}
 
 
 def best(scores: dict[int, float], k: int) -> list[tuple[int, float]]:

@@ -198,3 +198,15 @@ def test_bench_on_data_without_a_category_writes_and_prints_its_table(
     table = capsys.readouterr().out
     assert "n/a" in table and "agentmem-hybrid" in table
     assert json.loads(out.read_text())["retrieval"]["agentmem-hybrid"]["questions"] == 1
+
+
+def test_mcp_annotate_without_a_model_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env here
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    store = f"sqlite:///{tmp_path / 'm.db'}"
+    assert main(["mcp", "--user", "a", "--store", store, "--annotate"]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("agentmem mcp: --annotate needs a chat model: set OPENAI_BASE_URL")

@@ -16,10 +16,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.openai_server import ScriptedOpenAIServer
+from tests.openai_server import ScriptedOpenAIServer, message_text
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -36,6 +37,22 @@ for name, code in blocks:
     print(f"--- {name}", flush=True)
     exec(compile(code, name, "exec"), namespace)
 """
+
+
+DOC_FACTS = {
+    "I live in Lyon and I'm vegetarian.": {
+        "about": ["home city", "diet"],
+        "facts": {"home city": "Lyon", "diet": "vegetarian"},
+    },
+    "I moved to Porto last month.": {"about": ["home city"], "facts": {"home city": "Porto"}},
+}
+"""What the scripted model notes of the statements the docs annotate."""
+
+
+def _notes(body: dict[str, Any]) -> str:
+    """What the scripted model notes of a statement the docs store."""
+    said = message_text(body["messages"][-1])
+    return json.dumps(DOC_FACTS.get(said, {"about": ["everyday life"], "facts": {}}))
 
 
 def python_blocks(path: Path) -> tuple[list[tuple[int, str]], int]:
@@ -93,7 +110,7 @@ def test_the_python_blocks_run_as_written(path: Path, tmp_path: Path) -> None:
         json.dumps([(f"{_name(path)}, block at line {line}", code) for line, code in run]),
         encoding="utf-8",
     )
-    with ScriptedOpenAIServer(default="You live in Lyon.") as server:
+    with ScriptedOpenAIServer(default="You live in Lyon.", annotate=_notes) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env |= {
             "OPENAI_BASE_URL": server.url,

@@ -58,7 +58,7 @@ def test_rl_imports_nothing_from_bench() -> None:
     assert not bad, f"rl/ reaches up into bench/: {sorted(bad)}"
 
 
-MEMORY = ("memory", "access", "items", "reads", "writes", "messages", "userdata")
+MEMORY = ("memory", "access", "items", "reads", "writes", "messages", "userdata", "annotator")
 """``AgentMemory``'s layer: ``memory`` and the modules its parts live in."""
 
 

@@ -1,0 +1,234 @@
+"""Annotating stored statements with a chat model, off the write path.
+
+A write returns before its record is annotated: :class:`Annotator` keeps a queue of the
+records to annotate and works through it in one daemon thread, one model call per record
+(:func:`~langchain_agentmem.annotations.request`). Nothing is stored of the queue: a record
+is waiting exactly when it is a statement without a current annotation, so whatever a
+closed or crashed process left is found again when its namespace is next loaded. A model
+error, a timeout or an answer that does not parse leaves the record as it was, is logged
+once and tried again later (doubling waits, :data:`RETRY_WAITS`), never failing a write.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from langchain_agentmem.annotations import Notes, parse, request, worth_annotating
+
+log = logging.getLogger(__name__)
+
+RETRY_WAITS = (2.0, 8.0, 30.0)
+"""Seconds before each new try of a record whose annotation failed; after the last, it
+waits until its namespace is loaded again (by another process, or after a restart)."""
+
+CLOSE_GRACE = 2.0
+"""Seconds :meth:`Annotator.close` waits for a call in flight."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a model call may take before it counts as failed."""
+
+_ROLES: dict[str, Callable[[str], BaseMessage]] = {
+    "system": SystemMessage,
+    "user": HumanMessage,
+    "assistant": AIMessage,
+}
+
+
+def model_name(model: BaseChatModel) -> str:
+    """How an annotation names the model that made it (``model_name``, ``model``, or the
+    class)."""
+    for attr in ("model_name", "model"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value[:80]
+    return type(model).__name__
+
+
+def messages(text: str) -> list[BaseMessage]:
+    """The labelling request for ``text`` as LangChain messages."""
+    return [_ROLES[m["role"]](m["content"]) for m in request(text)]
+
+
+@dataclass
+class _Pending:
+    namespace: str
+    record_id: str
+    text: str
+    due: float = 0.0
+    tries: int = 0
+
+
+Write = Callable[[str, str, str, Notes, str], object]
+"""Stores an annotation: ``(namespace, record_id, text, notes, model name)``."""
+
+
+class Annotator:
+    """One model, one queue, one thread: annotates records as they are stored."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        write: Write,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        calls_per_minute: float | None = None,
+    ) -> None:
+        self.model = model
+        self.name = model_name(model)
+        self._write = write
+        self._timeout = timeout
+        self._gap = 0.0 if not calls_per_minute else 60.0 / calls_per_minute
+        self._last_call = 0.0
+        self._queue: dict[tuple[str, str], _Pending] = {}
+        self._busy = 0
+        self._flight: set[tuple[str, str]] = set()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._calls = concurrent.futures.ThreadPoolExecutor(1, "agentmem-annotate-call")
+        self._closed = False
+        self.calls = 0
+        """Model calls made."""
+        self.failures = 0
+        """Calls that failed (an error, a timeout, an answer that did not parse)."""
+
+    # -- what the memory tells it ------------------------------------------------------------
+    def offer(
+        self, namespace: str, record_id: str, text: str, metadata: Mapping[str, Any] | None
+    ) -> None:
+        """Queue a stored record when it is a statement worth annotating."""
+        if not worth_annotating(text, metadata):
+            return
+        with self._cond:
+            if self._closed:
+                return
+            key = (namespace, record_id)
+            if key in self._flight:
+                return
+            known = self._queue.get(key)
+            if known is None or known.text != text:
+                self._queue[key] = _Pending(namespace, record_id, text)
+            self._start()
+            self._cond.notify_all()
+
+    def offer_all(
+        self, namespace: str, records: Sequence[tuple[str, str, Mapping[str, Any] | None]]
+    ) -> None:
+        """Queue each ``(record_id, text, metadata)`` of a namespace just loaded."""
+        for record_id, text, metadata in records:
+            self.offer(namespace, record_id, text, metadata)
+
+    def forget(self, namespace: str) -> None:
+        """Drop what is queued of an erased namespace."""
+        with self._cond:
+            for key in [k for k in self._queue if k[0] == namespace]:
+                del self._queue[key]
+            self._cond.notify_all()
+
+    # -- waiting and stopping ----------------------------------------------------------------
+    def pending(self) -> int:
+        """Records queued or being annotated now."""
+        with self._cond:
+            return len(self._queue) + self._busy
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until nothing is queued or being annotated (True), or ``timeout`` seconds
+        pass (False). Records waiting to be tried again count as queued."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._queue or self._busy:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def close(self) -> None:
+        """Stop: what is queued, and a call still waiting for the model after a short
+        grace, is left to a later load of its namespace (a closing chat does not wait for
+        the model)."""
+        with self._cond:
+            self._closed = True
+            self._queue.clear()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=CLOSE_GRACE)
+        self._calls.shutdown(wait=False, cancel_futures=True)
+
+    # -- the worker ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._run, name="agentmem-annotator", daemon=True
+            )
+            self._thread.start()
+
+    def _next(self) -> _Pending | None:
+        """The next record due (waiting for one), or ``None`` once closed."""
+        with self._cond:
+            while not self._closed:
+                now = time.monotonic()
+                due = min(self._queue.values(), key=lambda p: p.due, default=None)
+                if due is not None and due.due <= now:
+                    del self._queue[(due.namespace, due.record_id)]
+                    self._flight.add((due.namespace, due.record_id))
+                    self._busy += 1
+                    return due
+                self._cond.wait(None if due is None else due.due - now)
+            return None
+
+    def _run(self) -> None:
+        while (item := self._next()) is not None:
+            try:
+                self._annotate(item)
+            except Exception as exc:
+                self._failed(item, exc)
+            finally:
+                with self._cond:
+                    self._busy -= 1
+                    self._flight.discard((item.namespace, item.record_id))
+                    self._cond.notify_all()
+
+    def _annotate(self, item: _Pending) -> None:
+        wait = self._last_call + self._gap - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._last_call = time.monotonic()
+        self.calls += 1
+        future = self._calls.submit(self.model.invoke, messages(item.text))
+        answer = future.result(timeout=self._timeout)
+        content = answer.content if isinstance(answer.content, str) else str(answer.content)
+        notes = parse(content, item.text)
+        if notes is None:
+            raise ValueError(f"the answer holds no annotation: {content[:80]!r}")
+        self._write(item.namespace, item.record_id, item.text, notes, self.name)
+
+    def _failed(self, item: _Pending, exc: BaseException) -> None:
+        if self._closed:
+            return  # the memory closed under the call: the record waits for a later load
+        self.failures += 1
+        if item.tries == 0:
+            log.warning(
+                "could not annotate record %r of %r with %s (%s: %s); it stays as it is and "
+                "is tried again",
+                item.record_id,
+                item.namespace,
+                self.name,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
+        if item.tries >= len(RETRY_WAITS):
+            return
+        item.due = time.monotonic() + RETRY_WAITS[item.tries]
+        item.tries += 1
+        with self._cond:
+            if not self._closed:
+                self._queue.setdefault((item.namespace, item.record_id), item)

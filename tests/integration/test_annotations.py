@@ -1,0 +1,222 @@
+"""A chat model annotates stored statements off the write path: what each is about, and
+which earlier statement of its speaker it makes out of date.
+
+The model here is scripted (what it answers is given per statement): these tests check the
+machinery, what is stored, searched, logged, exported and erased; what a real small model
+answers is measured in ``benchmarks/annotations.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError, OpKind
+from langchain_agentmem.annotations import ANNOTATION, current_annotation
+from langchain_agentmem.integrations.prompt import format_memories
+from langchain_agentmem.integrations.recall import recall
+
+T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+LYON = "Hi, I'm Priya. I live in Lyon and I'm vegetarian."
+MOREAU = "My dentist is Dr. Moreau."
+PORTO = "I moved to Porto last month."
+LINDQVIST = "My new dentist is Dr. Lindqvist."
+
+ANSWERS = {
+    LYON: {"about": ["home city", "diet"], "facts": {"home city": "Lyon", "diet": "vegetarian"}},
+    MOREAU: {"about": ["doctor", "dentist"], "facts": {"dentist": "Dr. Moreau"}},
+    PORTO: {"about": ["home city", "location"], "facts": {"home city": "Porto"}},
+    LINDQVIST: {"about": ["doctor", "dentist"], "facts": {"dentist": "Dr. Lindqvist"}},
+}
+
+
+class ScriptedModel(BaseChatModel):
+    """Answers each statement as ``answers`` says (the last message's text); can fail, be
+    held, or answer with words no annotation can be read from."""
+
+    answers: dict[str, Any] = Field(default_factory=dict)
+    fail: bool = False
+    garble: bool = False
+    gate: Any = None
+    """A ``threading.Event`` each call waits for (``None``: answer at once)."""
+    asked: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = str(messages[-1].content)
+        self.asked.append(text)
+        if self.gate is not None:
+            self.gate.wait(30)
+        if self.fail:
+            raise ConnectionError("the model server is down")
+        answer = "I'd say it is about life." if self.garble else json.dumps(self.answers[text])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
+
+
+def _model(**kwargs: Any) -> ScriptedModel:
+    return ScriptedModel(answers=ANSWERS, asked=[], **kwargs)
+
+
+def _tell(memory: AgentMemory, texts: list[str], start: int = 0) -> list[str]:
+    ids = []
+    for i, text in enumerate(texts, start):
+        (op,) = memory.add(
+            text,
+            namespace="priya",
+            thread=f"t{i // 2}",
+            metadata={"role": "human"},
+            timestamp=T0 + timedelta(days=i),
+        )
+        ids.append(op.record_ids[0])
+    return ids
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[AgentMemory]:
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=_model()) as m:
+        yield m
+
+
+def test_the_current_fact_comes_first_once_annotated(memory: AgentMemory) -> None:
+    lyon, moreau, porto, lindqvist = _tell(memory, [LYON, MOREAU, PORTO, LINDQVIST])
+    memory.add("Where do I live?", namespace="priya", thread="t3", metadata={"role": "human"})
+    assert memory.wait_annotated(timeout=30)
+    home = memory.get(porto, namespace="priya").metadata[ANNOTATION]
+    assert home["about"] == ["home city", "location"]
+    assert home["replaces"] == [{"id": lyon, "why": "home city: Lyon -> Porto"}]
+    assert memory.get(lyon, namespace="priya").text == LYON  # the words stay the user's
+    found = memory.search("Where do I live?", namespace="priya", k=3)
+    assert found[0].text == PORTO
+    assert [r.text for r in found].index(LYON) > 0
+    assert memory.search("Who is my dentist?", namespace="priya", k=2)[0].id == lindqvist
+    before = [r.id for r in memory.search("Who was my dentist before?", namespace="priya", k=3)]
+    assert moreau in before
+    logged = [d for d in memory.decisions("priya") if d.policy == "annotator"]
+    assert len(logged) == 4 and all(d.kind is OpKind.UPDATE for d in logged)
+    assert any(
+        f"it replaces {moreau} (dentist: Dr. Moreau -> Dr. Lindqvist)" in d.reason for d in logged
+    )
+
+
+def test_questions_and_small_talk_are_not_sent(memory: AgentMemory) -> None:
+    memory.add("Where do I live?", namespace="priya", metadata={"role": "human"})
+    memory.add("haha ok", namespace="priya", metadata={"role": "human"})
+    memory.add("Lyon is lovely in spring, you should visit.", namespace="priya",
+               metadata={"role": "ai"})  # fmt: skip
+    assert memory.wait_annotated(timeout=10)
+    model = memory.annotator.model if memory.annotator else None
+    assert isinstance(model, ScriptedModel) and model.asked == []
+
+
+def test_a_write_returns_before_the_model_answers(tmp_path: Path) -> None:
+    gate = threading.Event()
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=_model(gate=gate)) as memory:
+        (lyon,) = _tell(memory, [LYON])
+        assert memory.search("Lyon", namespace="priya", k=1)[0].id == lyon  # searchable now
+        assert ANNOTATION not in memory.get(lyon, namespace="priya").metadata
+        assert memory.wait_annotated(timeout=0.2) is False
+        gate.set()
+        assert memory.wait_annotated(timeout=30)
+        assert ANNOTATION in memory.get(lyon, namespace="priya").metadata
+
+
+def test_a_failing_model_fails_no_write_and_is_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("langchain_agentmem.annotator.RETRY_WAITS", (0.05, 0.05))
+    for broken in (_model(fail=True), _model(garble=True)):
+        caplog.clear()
+        with (
+            caplog.at_level(logging.WARNING, "langchain_agentmem.annotator"),
+            AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=broken) as memory,
+        ):
+            ids = _tell(memory, [LYON])
+            assert memory.wait_annotated(timeout=30)
+            assert memory.annotator is not None and memory.annotator.failures == 3
+            assert ANNOTATION not in memory.get(ids[0], namespace="priya").metadata
+            warned = [r for r in caplog.records if "could not annotate" in r.getMessage()]
+            assert len(warned) == 1
+            memory.delete_namespace("priya")
+
+
+def test_a_restart_resumes_what_was_left(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    gate = threading.Event()
+    held = _model(gate=gate)
+    memory = AgentMemory(url, model=held)
+    lyon, porto = _tell(memory, [LYON, PORTO])
+    gate.set()  # let the held call finish, then close before the rest is done
+    memory.close()
+    with AgentMemory(url, model=_model()) as again:
+        again.search("home", namespace="priya")  # loads the namespace: waiting work found
+        assert again.wait_annotated(timeout=30)
+        for record in again.records("priya"):
+            assert current_annotation(record.metadata, record.text), record.text
+        note = again.get(porto, namespace="priya").metadata[ANNOTATION]
+        assert note["replaces"][0]["id"] == lyon
+
+
+def test_annotations_travel_with_export_and_go_with_erasure(
+    memory: AgentMemory, tmp_path: Path
+) -> None:
+    _tell(memory, [LYON, PORTO])
+    assert memory.wait_annotated(timeout=30)
+    out = tmp_path / "priya.jsonl"
+    memory.export_namespace("priya", out)
+    assert '"home city"' in out.read_text()
+    memory.delete_namespace("priya")
+    assert memory.records("priya") == []
+    with AgentMemory(":memory:") as other:  # no model: the imported links still rank
+        other.import_namespace(out, namespace="priya")
+        assert other.search("Where do I live?", namespace="priya", k=1)[0].text == PORTO
+
+
+def test_an_edited_statement_is_annotated_again(memory: AgentMemory) -> None:
+    (lyon,) = _tell(memory, [LYON])
+    assert memory.wait_annotated(timeout=30)
+    memory.update(lyon, MOREAU, namespace="priya")
+    assert memory.wait_annotated(timeout=30)
+    note = memory.get(lyon, namespace="priya").metadata[ANNOTATION]
+    assert note["about"] == ["doctor", "dentist"]
+
+
+def test_the_model_argument_is_checked() -> None:
+    with pytest.raises(InvalidTypeError, match="model must be a LangChain chat model"):
+        AgentMemory(":memory:", model="gpt-4o")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="model_calls_per_minute must be a number > 0"):
+        AgentMemory(":memory:", model=_model(), model_calls_per_minute=0)
+    assert AgentMemory(":memory:").wait_annotated(timeout=0) is True
+
+
+def test_a_prompt_about_now_shows_the_current_fact_alone(memory: AgentMemory) -> None:
+    lyon, _, porto, _ = _tell(memory, [LYON, MOREAU, PORTO, LINDQVIST])
+    assert memory.wait_annotated(timeout=30)
+    now = [r.id for r in recall(memory, "Where do I live?", namespace="priya", k=3)]
+    assert now[0] == porto and lyon not in now
+    then = recall(memory, "Where did I live before?", namespace="priya", k=4)
+    assert lyon in [r.id for r in then]
+    block = format_memories(then)
+    assert "(since replaced): \"Hi, I'm Priya." in block
+    assert memory.search("Where do I live?", namespace="priya", k=4)[1].id == lyon  # kept
