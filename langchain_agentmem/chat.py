@@ -40,6 +40,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing
+from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
@@ -297,6 +298,40 @@ def _in_use(user: str, thread: str) -> str:
     )
 
 
+def _checkpointer(stack: contextlib.ExitStack, path: Path | None) -> Any:
+    """Where a store's conversations are checkpointed: a private file of their own (kept
+    open on ``stack``), or the process's memory for an in-memory store."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    if path is None:
+        return InMemorySaver()
+    create_private(path)
+    conn = stack.enter_context(closing(sqlite3.connect(path, check_same_thread=False)))
+    conn.execute("PRAGMA secure_delete = ON")  # a turn taken back leaves no trace
+    return ChatSaver(conn)
+
+
+def _agent(
+    llm: Any, memory: AgentMemory, checkpointer: Any, *, k: int, roles: Any, history_tokens: int
+) -> Any:
+    """The chat's agent: the model, memory's middleware, and the thread's checkpoints."""
+    from langchain.agents import create_agent
+
+    from langchain_agentmem.integrations import middleware
+
+    return create_agent(
+        llm,
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[
+            middleware.AgentMemoryMiddleware(
+                memory, k=k, remember_roles=roles, history_tokens=history_tokens
+            ),
+            model_calls(),
+        ],
+        checkpointer=checkpointer,
+    )
+
+
 def run_chat(
     stdin: TextIO,
     stdout: TextIO,
@@ -324,11 +359,8 @@ def run_chat(
     if llm is None:
         stderr.write(NO_MODEL)
         return EXIT_USAGE
-    from langchain.agents import create_agent
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-    from langgraph.checkpoint.memory import InMemorySaver
 
-    from langchain_agentmem.integrations import middleware, offers
+    from langchain_agentmem.integrations import offers
 
     base_url = getattr(llm, "openai_api_base", None)
     model_name = str(getattr(llm, "model_name", "?"))
@@ -347,31 +379,13 @@ def run_chat(
         memory = stack.enter_context(
             AgentMemory(store, model=annotating_model() if annotate else None)
         )
-        # Each store has its own file of conversations: private, like the store.
-        checkpointer: BaseCheckpointSaver[Any]
-        if path is None:
-            checkpointer = InMemorySaver()
-        else:
-            create_private(path)
-            conn = stack.enter_context(closing(sqlite3.connect(path, check_same_thread=False)))
-            conn.execute("PRAGMA secure_delete = ON")  # a turn taken back leaves no trace
-            checkpointer = ChatSaver(conn)
+        checkpointer = _checkpointer(stack, path)
         # The embedding model loads (seconds) while the user types the first line.
         warm = threading.Thread(
             target=memory.embeddings.embed_query, args=("warm up",), daemon=True
         )
         warm.start()
-        agent = create_agent(
-            llm,
-            system_prompt=SYSTEM_PROMPT,
-            middleware=[
-                middleware.AgentMemoryMiddleware(
-                    memory, k=k, remember_roles=roles, history_tokens=history_tokens
-                ),
-                model_calls(),
-            ],
-            checkpointer=checkpointer,
-        )
+        agent = _agent(llm, memory, checkpointer, k=k, roles=roles, history_tokens=history_tokens)
         notes = _Notes()  # what the middleware warns of, told after each reply
         offers.logger.addHandler(notes)
         turns = ChatThread(agent, config, checkpointer)

@@ -29,7 +29,7 @@ import secrets
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,7 +38,7 @@ from typing import IO, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.backends.base import Backend
+from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.embeddings import embed_records, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
@@ -313,26 +313,16 @@ def import_namespace(
     target = export.target(namespace)
     check_limits(export, limits or Limits())
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
-    vectors: dict[str, Vector] = {}
+    vectors = _Vectors(embedder)
     if same_model and any(r.embedding is not None for r in records):
         check_dimensions(export, _model_dimensions(embedder, records[0].text))
-        vectors.update((r.id, r.embedding) for r in records if r.embedding is not None)
-
-    def embed(todo: list[RecordLine], show: bool) -> None:
-        with _progress(len(todo), show and bool(todo), "embed") as bar:
-            for start in range(0, len(todo), EMBED_BATCH):
-                batch = todo[start : start + EMBED_BATCH]
-                texts = [r.text for r in batch]
-                for record, vector in zip(batch, embed_records(embedder, texts), strict=True):
-                    vectors[record.id] = vector
-                bar.update(len(batch))
-
+        vectors.given.update((r.id, r.embedding) for r in records if r.embedding is not None)
     # Embed, before the transaction (which holds the namespace's lock), only what will be
     # added as things stand; the transaction checks again and embeds what changed meanwhile.
     now = time.time()
     live = [r for r in records if r.expires_at is None or r.expires_at.timestamp() > now]
     present = {row.id for row in backend.get_records(target, [r.id for r in live])}
-    embed([r for r in live if r.id not in present and r.id not in vectors], progress)
+    vectors.embed([r for r in live if r.id not in present], progress)
     origin = f"imported from an export of {header.get('exported_at', 'unknown date')}"
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
@@ -340,58 +330,16 @@ def import_namespace(
     # Other readers (this process's cache too) catch up through the ADD entries logged here.
     with backend.transaction() as tx:
         tx.lock_namespace(target)
-        new: list[RecordLine] = []
-        expired = 0
-        now = time.time()
-        for record in records:
-            # Ids are unique per namespace: another namespace's record of the same id is
-            # another record, never touched here.
-            if record.expires_at is not None and record.expires_at.timestamp() <= now:
-                expired += 1  # expired since the export: forgotten, not brought back
-            elif not tx.record_exists(target, record.id, now):
-                new.append(record)
-        embed([r for r in new if r.id not in vectors], False)  # deleted meanwhile: rare
-        ops = [
-            MemoryOp(
-                kind=OpKind.ADD,
-                record_ids=(r.id,),
-                reason=origin,
-                text=r.text,
-                metadata=r.metadata,
-                thread=r.thread,
-                timestamp=r.created_at,
-                updated_at=r.updated_at,
-                expires_at=r.expires_at,
-                embedding=vectors[r.id],
-                policy=IMPORT_POLICY,
-            )
-            for r in new
-        ]
+        new, expired = _new_records(tx, target, records)
+        vectors.embed(new, False)  # deleted meanwhile: rare
+        ops = [_import_op(r, origin, vectors.given[r.id]) for r in new]
         with _progress(len(ops), progress and bool(ops), "import") as bar:
             for start in range(0, len(ops), 500):
                 apply_batch_in(tx, target, [ops[start : start + 500]])
                 bar.update(len(ops[start : start + 500]))
-        added_messages = 0
-        for thread, items in threads.items():
-            stored = tx.thread_messages(namespace=target, thread=thread)
-            incoming = [payload for payload, _ in items]
-            if incoming[: len(stored)] == stored:
-                fresh = items[len(stored) :]
-            elif stored[: len(incoming)] == incoming:
-                fresh = []
-            else:
-                raise InvalidInputError(
-                    f"thread {thread!r} of namespace {target!r} already holds other messages "
-                    "than the export; import into another namespace (--user), or clear that "
-                    "thread first; nothing was imported"
-                )
-            tx.insert_messages(
-                namespace=target,
-                thread=thread,
-                payloads=[payload for payload, _ in fresh],
-                created_at=[at for _, at in fresh],
-            )
-            added_messages += len(fresh)
+        added_messages = sum(
+            _import_thread(tx, target, thread, items) for thread, items in threads.items()
+        )
     from_file = [r for r in new if same_model and r.embedding is not None]
     return ImportSummary(
         namespace=target,
@@ -401,6 +349,90 @@ def import_namespace(
         reembedded=len(new) - len(from_file),
         expired=expired,
     )
+
+
+class _Vectors:
+    """The vectors of an import's records: from the file where it can give them, else
+    embedded in batches."""
+
+    def __init__(self, embedder: Embeddings) -> None:
+        self.embedder = embedder
+        self.given: dict[str, Vector] = {}
+
+    def embed(self, records: list[RecordLine], show: bool) -> None:
+        """Embed those of ``records`` without a vector yet."""
+        todo = [r for r in records if r.id not in self.given]
+        with _progress(len(todo), show and bool(todo), "embed") as bar:
+            for start in range(0, len(todo), EMBED_BATCH):
+                batch = todo[start : start + EMBED_BATCH]
+                texts = [r.text for r in batch]
+                for record, vector in zip(batch, embed_records(self.embedder, texts), strict=True):
+                    self.given[record.id] = vector
+                bar.update(len(batch))
+
+
+def _new_records(
+    tx: Transaction, target: str, records: Sequence[RecordLine]
+) -> tuple[list[RecordLine], int]:
+    """The records the namespace does not hold yet, and how many expired since the export."""
+    new: list[RecordLine] = []
+    expired = 0
+    now = time.time()
+    for record in records:
+        # Ids are unique per namespace: another namespace's record of the same id is
+        # another record, never touched here.
+        if record.expires_at is not None and record.expires_at.timestamp() <= now:
+            expired += 1  # expired since the export: forgotten, not brought back
+        elif not tx.record_exists(target, record.id, now):
+            new.append(record)
+    return new, expired
+
+
+def _import_op(record: RecordLine, origin: str, vector: Vector) -> MemoryOp:
+    """The ADD that brings ``record`` back as it was (its dates, its expiry)."""
+    return MemoryOp(
+        kind=OpKind.ADD,
+        record_ids=(record.id,),
+        reason=origin,
+        text=record.text,
+        metadata=record.metadata,
+        thread=record.thread,
+        timestamp=record.created_at,
+        updated_at=record.updated_at,
+        expires_at=record.expires_at,
+        embedding=vector,
+        policy=IMPORT_POLICY,
+    )
+
+
+def _import_thread(
+    tx: Transaction, target: str, thread: str, items: list[tuple[str, float]]
+) -> int:
+    """Append the export's messages of ``thread`` that the thread does not hold yet;
+    returns how many.
+
+    Raises:
+        InvalidInputError: the thread holds other messages than the export.
+    """
+    stored = tx.thread_messages(namespace=target, thread=thread)
+    incoming = [payload for payload, _ in items]
+    if incoming[: len(stored)] == stored:
+        fresh = items[len(stored) :]
+    elif stored[: len(incoming)] == incoming:
+        fresh = []
+    else:
+        raise InvalidInputError(
+            f"thread {thread!r} of namespace {target!r} already holds other messages "
+            "than the export; import into another namespace (--user), or clear that "
+            "thread first; nothing was imported"
+        )
+    tx.insert_messages(
+        namespace=target,
+        thread=thread,
+        payloads=[payload for payload, _ in fresh],
+        created_at=[at for _, at in fresh],
+    )
+    return len(fresh)
 
 
 __all__ = [

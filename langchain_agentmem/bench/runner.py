@@ -145,42 +145,8 @@ def run_locomo(
     try:
         for conv in conversations:
             namespace = f"locomo-{conv.sample_id}"
-            texts = [turn_text(t) for t in conv.turns]
-            replies = reply_texts(
-                [t.speaker for t in conv.turns], [t.session for t in conv.turns], texts
-            )
-            bar.set_postfix_str(f"{conv.sample_id}: ingest")
-            for i, (turn, text) in enumerate(zip(conv.turns, texts, strict=True)):
-                t0 = time.perf_counter()
-                memory.add(
-                    text,
-                    namespace=namespace,
-                    thread=f"{conv.sample_id}-session-{turn.session}",
-                    metadata=turn_metadata(turn, replies[i]),
-                    timestamp=turn.date,
-                    record_id=f"{conv.sample_id}:{turn.dia_id}",
-                )
-                timings.add.append(time.perf_counter() - t0)
-                if i % BARE_EMBED_EVERY == 0:
-                    t0 = time.perf_counter()
-                    encode(text)
-                    timings.bare_embed_doc.append(time.perf_counter() - t0)
-                bar.update(1)
-            timings.turns += len(conv.turns)
-
-            records = memory.records(namespace)
-            dia_ids = [str(r.metadata["dia_id"]) for r in records]
-            vectors = normalize(np.stack([r.embedding for r in records if r.embedding is not None]))
-            bare = faiss.IndexFlatIP(vectors.shape[1])
-            bare.add(vectors)
-            seed = faiss.IndexFlatL2(vectors.shape[1])
-            seed.add(vectors)
-            plain_bm25 = bm25s.BM25()
-            plain_bm25.index(
-                bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False
-            )
-            window = [t.dia_id for t in conv.turns[-WINDOW:]]
-
+            texts = _ingest(memory, conv, namespace, timings, encode, bar)
+            indexes = _BareIndexes(memory.records(namespace), texts, conv)
             bar.set_postfix_str(f"{conv.sample_id}: questions")
             for q in conv.questions:
                 if not q.evidence:
@@ -195,24 +161,10 @@ def run_locomo(
                 qvec = np.asarray(encode(q.question), dtype=np.float32).reshape(1, -1)
                 timings.bare_embed_query.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                bare.search(qvec, depth)
+                indexes.bare.search(qvec, depth)
                 timings.bare_faiss.append(time.perf_counter() - t0)
                 if baselines:
-                    _, idx = seed.search(qvec, depth)
-                    ranked["seed-faiss-l2"] = [dia_ids[i] for i in idx[0] if i >= 0]
-                    tokens = bm25s.tokenize([q.question], stopwords="en", show_progress=False)
-                    docs, doc_scores = plain_bm25.retrieve(
-                        tokens, k=min(depth, len(texts)), show_progress=False
-                    )
-                    ranked["bm25-plain"] = [
-                        dia_ids[int(i)]
-                        for i, s in zip(docs[0], doc_scores[0], strict=True)
-                        if s > 0
-                    ]
-                    ranked[f"window-{WINDOW}"] = window
-                    ranked["rrf-dense-bm25"] = _rrf(
-                        [ranked["seed-faiss-l2"], ranked["bm25-plain"]], depth
-                    )
+                    ranked.update(indexes.rank(q.question, qvec, depth))
                 for method in methods:
                     whole = method == f"window-{WINDOW}"
                     scores[method].add(q.category, ranked[method], q.evidence, whole=whole)
@@ -229,6 +181,72 @@ def run_locomo(
         "retrieval": {method: scores[method].result() for method in methods},
         "timing": _timing_summary(timings),
     }
+
+
+def _ingest(
+    memory: Any,
+    conv: Conversation,
+    namespace: str,
+    timings: _Timings,
+    encode: Callable[[str], Any],
+    bar: Any,
+) -> list[str]:
+    """Add ``conv`` turn by turn, timing each add (and a bare embedding now and then);
+    returns the turns' texts."""
+    texts = [turn_text(t) for t in conv.turns]
+    replies = reply_texts([t.speaker for t in conv.turns], [t.session for t in conv.turns], texts)
+    bar.set_postfix_str(f"{conv.sample_id}: ingest")
+    for i, (turn, text) in enumerate(zip(conv.turns, texts, strict=True)):
+        t0 = time.perf_counter()
+        memory.add(
+            text,
+            namespace=namespace,
+            thread=f"{conv.sample_id}-session-{turn.session}",
+            metadata=turn_metadata(turn, replies[i]),
+            timestamp=turn.date,
+            record_id=f"{conv.sample_id}:{turn.dia_id}",
+        )
+        timings.add.append(time.perf_counter() - t0)
+        if i % BARE_EMBED_EVERY == 0:
+            t0 = time.perf_counter()
+            encode(text)
+            timings.bare_embed_doc.append(time.perf_counter() - t0)
+        bar.update(1)
+    timings.turns += len(conv.turns)
+    return texts
+
+
+class _BareIndexes:
+    """A conversation's turns in the baselines' indexes: bare faiss (timed), the seed's L2
+    index, plain BM25 and the last turns' window."""
+
+    def __init__(self, records: Sequence[Any], texts: list[str], conv: Conversation) -> None:
+        self.dia_ids = [str(r.metadata["dia_id"]) for r in records]
+        vectors = normalize(np.stack([r.embedding for r in records if r.embedding is not None]))
+        self.bare = faiss.IndexFlatIP(vectors.shape[1])
+        self.bare.add(vectors)
+        self.seed = faiss.IndexFlatL2(vectors.shape[1])
+        self.seed.add(vectors)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(
+            bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False
+        )
+        self.size = len(texts)
+        self.window = [t.dia_id for t in conv.turns[-WINDOW:]]
+
+    def rank(self, question: str, qvec: np.ndarray, depth: int) -> dict[str, list[str]]:
+        """Each baseline's ranking of the turns for ``question`` (embedded as ``qvec``)."""
+        ranked: dict[str, list[str]] = {}
+        _, idx = self.seed.search(qvec, depth)
+        ranked["seed-faiss-l2"] = [self.dia_ids[i] for i in idx[0] if i >= 0]
+        tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
+        docs, doc_scores = self.bm25.retrieve(tokens, k=min(depth, self.size), show_progress=False)
+        ranked["bm25-plain"] = [
+            self.dia_ids[int(i)] for i, s in zip(docs[0], doc_scores[0], strict=True) if s > 0
+        ]
+        ranked[f"window-{WINDOW}"] = self.window
+        ranked["rrf-dense-bm25"] = _rrf([ranked["seed-faiss-l2"], ranked["bm25-plain"]], depth)
+        return ranked
 
 
 def _timing_summary(t: _Timings) -> dict[str, Any]:

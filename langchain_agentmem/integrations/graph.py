@@ -210,6 +210,28 @@ def recall_node(
 
 
 # -- policy: retain and forget ---------------------------------------------------------------
+def _trimming(
+    window: int | None,
+    max_tokens: int | None,
+    token_counter: TokenCounter | BaseLanguageModel[Any] | None,
+) -> tuple[int | None, int | None, TokenCounter | BaseLanguageModel[Any]]:
+    """The checked window, token budget and token counter of a policy node."""
+    if window is not None:
+        window = check_positive_int(window, what="window", meaning="turns kept in the state")
+    if max_tokens is not None:
+        max_tokens = check_positive_int(
+            max_tokens, what="max_tokens", meaning="token budget of the state's messages"
+        )
+    if token_counter is not None and not (
+        callable(token_counter) or isinstance(token_counter, BaseLanguageModel)
+    ):
+        raise InvalidTypeError(
+            f"token_counter must be a function of a message list or a chat model, got "
+            f"{type(token_counter).__name__}; leave it out for the approximate counter"
+        )
+    return window, max_tokens, token_counter or count_tokens_approximately
+
+
 def policy_node(
     memory: AgentMemory,
     *,
@@ -251,20 +273,7 @@ def policy_node(
     """
     memory = check_memory(memory)
     roles = check_roles(remember_roles)
-    if window is not None:
-        window = check_positive_int(window, what="window", meaning="turns kept in the state")
-    if max_tokens is not None:
-        max_tokens = check_positive_int(
-            max_tokens, what="max_tokens", meaning="token budget of the state's messages"
-        )
-    if token_counter is not None and not (
-        callable(token_counter) or isinstance(token_counter, BaseLanguageModel)
-    ):
-        raise InvalidTypeError(
-            f"token_counter must be a function of a message list or a chat model, got "
-            f"{type(token_counter).__name__}; leave it out for the approximate counter"
-        )
-    counter: TokenCounter | BaseLanguageModel[Any] = token_counter or count_tokens_approximately
+    window, max_tokens, counter = _trimming(window, max_tokens, token_counter)
     user_key = _check_key(user_key, "user_key")
     messages_key = _check_key(messages_key, "messages_key")
 
@@ -290,19 +299,18 @@ def policy_node(
             update[messages_key] = removals
         return update
 
+    def offers(items: list[TurnItem]) -> tuple[list[str], list[dict[str, Any]]]:
+        return offered(memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items])
+
     def retain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        texts, metadatas = offered(
-            memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items]
-        )
+        texts, metadatas = offers(items)
         memory.add_many(texts, namespace=namespace, thread=thread, metadatas=metadatas)
         return _update(messages)
 
     async def aretain(state: object, config: RunnableConfig) -> dict[str, Any]:
         namespace, thread, items, messages = _plan(state, config)
-        texts, metadatas = offered(
-            memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items]
-        )
+        texts, metadatas = offers(items)
         await memory.aadd_many(texts, namespace=namespace, thread=thread, metadatas=metadatas)
         return _update(messages)
 

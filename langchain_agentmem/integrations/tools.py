@@ -130,13 +130,6 @@ def memory_tools(
             )
         return _ops(ops)
 
-    def _forgot(memory_id: str, op: MemoryOp | None) -> str:
-        if op is None:  # an error answer (status "error", MCP's isError), not a raise
-            raise ToolException(
-                f"No memory {memory_id!r}; search first to get the id shown with each memory."
-            )
-        return _ops([op])
-
     # The check and the delete are one atomic step: two parallel calls on one id never
     # raise; the second finds it gone.
     def forget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
@@ -151,34 +144,41 @@ def memory_tools(
             op = await memory.adelete(memory_id, namespace=namespace, missing_ok=True)
         return _forgot(memory_id, op)
 
-    def make(name: str, description: str, func: Any, coroutine: Any) -> BaseTool:
-        func.__doc__ = coroutine.__doc__ = description
-        made = tool(name, description=description)(func)
-        made.coroutine = coroutine  # type: ignore[attr-defined]
-        made.handle_tool_error = True  # models_arguments: the message goes to the model
-        return made
-
     return [
-        make(
-            "search_memory",
-            "Search the user's long-term memory. Returns the matching memories as quoted "
-            "data, one per line, each with its id, date and speaker.",
-            search,
-            asearch,
-        ),
-        make(
-            "save_memory",
-            "Save one short fact about the user to long-term memory, written in the third "
-            'person as a note about them ("The user is allergic to nuts."), not in their '
-            "words nor yours; one fact per call. The memory policy decides whether it is kept.",
-            save,
-            asave,
-        ),
-        make(
-            "forget_memory",
-            "Delete one memory of the user by its id (the id search_memory shows with it, "
-            "without the quotes).",
-            forget,
-            aforget,
-        ),
+        _make("search_memory", SEARCH_MEMORY, search, asearch),
+        _make("save_memory", SAVE_MEMORY, save, asave),
+        _make("forget_memory", FORGET_MEMORY, forget, aforget),
     ]
+
+
+SEARCH_MEMORY = (
+    "Search the user's long-term memory. Returns the matching memories as quoted "
+    "data, one per line, each with its id, date and speaker."
+)
+SAVE_MEMORY = (
+    "Save one short fact about the user to long-term memory, written in the third "
+    'person as a note about them ("The user is allergic to nuts."), not in their '
+    "words nor yours; one fact per call. The memory policy decides whether it is kept."
+)
+FORGET_MEMORY = (
+    "Delete one memory of the user by its id (the id search_memory shows with it, "
+    "without the quotes)."
+)
+
+
+def _make(name: str, description: str, func: Any, coroutine: Any) -> BaseTool:
+    """A tool of ``func`` and its async ``coroutine``, its errors told to the model."""
+    func.__doc__ = coroutine.__doc__ = description
+    made = tool(name, description=description)(func)
+    made.coroutine = coroutine  # type: ignore[attr-defined]
+    made.handle_tool_error = True  # models_arguments: the message goes to the model
+    return made
+
+
+def _forgot(memory_id: str, op: MemoryOp | None) -> str:
+    """What ``forget_memory`` answers: the op, or an error answer for an unknown id."""
+    if op is None:  # an error answer (status "error", MCP's isError), not a raise
+        raise ToolException(
+            f"No memory {memory_id!r}; search first to get the id shown with each memory."
+        )
+    return _ops([op])

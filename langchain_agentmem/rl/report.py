@@ -171,8 +171,7 @@ def compare_kept(
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the cross-validation; write results; optionally train on everything and ship."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m langchain_agentmem.rl.report")
     parser.add_argument("--data", required=True)
     parser.add_argument("--out", required=True)
@@ -196,6 +195,86 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="expected share of training steps spent on --extra's conversations, in (0, 1) "
         "(default: every conversation drawn alike)",
     )
+    return parser
+
+
+def _protocol(args: argparse.Namespace, extra_convs: Sequence[Any]) -> str:
+    """How the report's figures were made, in words."""
+    warm = (
+        " (PPO from the importance rule, no warm start)"
+        if args.no_warm_start
+        else " (its warm start, a ridge fit of the turns' evidence, is fitted on the "
+        "training folds too)"
+    )
+    extra = ""
+    if extra_convs:
+        share = (
+            f" ({args.extra_share:g} of its expected steps)" if args.extra_share is not None else ""
+        )
+        extra = (
+            f"; {len(extra_convs)} extra conversations from {Path(args.extra).name} join every "
+            f"training fold{share} and are never scored or used to choose a checkpoint"
+        )
+    return (
+        f"{args.folds}-fold cross-validation: the learned policy is scored only on "
+        "conversations left out of its training"
+        + warm
+        + extra
+        + "; heuristics need no training. Items are turns ('speaker: text' + image "
+        "caption), capacity = round(budget x turns), "
+        "questions of categories 1-4. recall@10 and cat1-cat4 search the kept turns with "
+        "AgentMemory's own hybrid search (cosine of all-MiniLM-L6-v2 and BM25 on absolute "
+        "scales, thread-neighbour lift); 'dense' searches the same kept turns by cosine "
+        "only. Decision latency: one decide() call, in-process, on a 2-core machine shared "
+        "with other jobs."
+    )
+
+
+def _ship(
+    args: argparse.Namespace,
+    convs: Sequence[Any],
+    extra_convs: Sequence[Any],
+    budgets: Sequence[float],
+    table: dict[Any, Any],
+) -> dict[str, Any]:
+    """Train on every conversation and save the policy at ``--ship``."""
+    from langchain_agentmem.policies.learned import save_policy
+    from langchain_agentmem.rl.train import train
+
+    result = train(
+        convs,
+        budgets=budgets,
+        steps=args.steps,
+        seed=args.seed,
+        warm_start=not args.no_warm_start,
+        extra=extra_convs,
+        extra_share=args.extra_share,
+    )
+    extra = dict(result.config)
+    extra["cross_validation"] = {b: {"learned": table[b]["learned"]["recall@10"]} for b in table}
+    save_policy(args.ship, result.layers, extra)
+    return {"dir": str(args.ship), "train_seconds": result.config["train_seconds"]}
+
+
+def _write(out: Path, report: dict[str, Any], runs: Any, table: dict[Any, Any]) -> None:
+    """The report's files: JSON, markdown, learning curves and their plots."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "policy_locomo.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    (out / "policy_locomo.md").write_text(
+        f"# Memory policies on LoCoMo dev (held-out)\n\n`{report['command']}`\n\n"
+        f"{report['protocol']}\n" + markdown(table),
+        encoding="utf-8",
+    )
+    (out / "policy_learning_curves.json").write_text(
+        json.dumps(runs, indent=1) + "\n", encoding="utf-8"
+    )
+    plot_runs(runs, out / "policy_learning_curve.png")
+    plot_budgets(table, out / "policy_recall_vs_budget.png")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the cross-validation; write results; optionally train on everything and ship."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.extra_share is not None and not args.extra:
         parser.error("--extra-share needs --extra")
@@ -217,8 +296,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra=extra_convs,
         extra_share=args.extra_share,
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     command = "python -m langchain_agentmem.rl.report " + " ".join(
         sys.argv[1:] if argv is None else list(argv)
     )
@@ -227,35 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data": Path(args.data).name,
         "conversations": [c.sample_id for c in convs],
         "extra_training": [c.sample_id for c in extra_convs],
-        "protocol": (
-            f"{args.folds}-fold cross-validation: the learned policy is scored only on "
-            "conversations left out of its training"
-            + (
-                " (PPO from the importance rule, no warm start)"
-                if args.no_warm_start
-                else " (its warm start, a ridge fit of the turns' evidence, is fitted on the "
-                "training folds too)"
-            )
-            + (
-                f"; {len(extra_convs)} extra conversations from {Path(args.extra).name} join every "
-                "training fold"
-                + (
-                    f" ({args.extra_share:g} of its expected steps)"
-                    if args.extra_share is not None
-                    else ""
-                )
-                + " and are never scored or used to choose a checkpoint"
-                if extra_convs
-                else ""
-            )
-            + "; heuristics need no training. Items are turns ('speaker: text' + image "
-            "caption), capacity = round(budget x turns), "
-            "questions of categories 1-4. recall@10 and cat1-cat4 search the kept turns with "
-            "AgentMemory's own hybrid search (cosine of all-MiniLM-L6-v2 and BM25 on absolute "
-            "scales, thread-neighbour lift); 'dense' searches the same kept turns by cosine "
-            "only. Decision latency: one decide() call, in-process, on a 2-core machine shared "
-            "with other jobs."
-        ),
+        "protocol": _protocol(args, extra_convs),
         "machine": f"{platform.machine()}, {platform.python_version()}, shared 2-core",
         "folds": [{k: v for k, v in run.items() if k != "curve"} for run in runs],
         "budget": table,
@@ -263,35 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "learned_vs_importance": [compare_kept(convs, models, b) for b in budgets],
     }
     if args.ship:
-        from langchain_agentmem.policies.learned import save_policy
-        from langchain_agentmem.rl.train import train
-
-        result = train(
-            convs,
-            budgets=budgets,
-            steps=args.steps,
-            seed=args.seed,
-            warm_start=not args.no_warm_start,
-            extra=extra_convs,
-            extra_share=args.extra_share,
-        )
-        extra = dict(result.config)
-        extra["cross_validation"] = {
-            b: {"learned": table[b]["learned"]["recall@10"]} for b in table
-        }
-        save_policy(args.ship, result.layers, extra)
-        report["shipped"] = {"dir": str(args.ship), "train_seconds": result.config["train_seconds"]}
-    (out / "policy_locomo.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    (out / "policy_locomo.md").write_text(
-        f"# Memory policies on LoCoMo dev (held-out)\n\n`{command}`\n\n{report['protocol']}\n"
-        + markdown(table),
-        encoding="utf-8",
-    )
-    (out / "policy_learning_curves.json").write_text(
-        json.dumps(runs, indent=1) + "\n", encoding="utf-8"
-    )
-    plot_runs(runs, out / "policy_learning_curve.png")
-    plot_budgets(table, out / "policy_recall_vs_budget.png")
+        report["shipped"] = _ship(args, convs, extra_convs, budgets, table)
+    _write(Path(args.out), report, runs, table)
     print(markdown(table))
     return 0
 

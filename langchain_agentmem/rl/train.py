@@ -235,29 +235,10 @@ def train(
         extra_share: Expected share of the training steps spent on ``extra`` (``None``:
             every conversation is drawn alike, so the share follows their lengths).
     """
-    if steps < 1:
-        raise InvalidInputError(f"steps must be >= 1, got {steps}")
-    if not train_convs:
-        raise InvalidInputError("training needs at least one conversation with questions")
-    if tensorboard is not None:
-        try:
-            import tensorboard as _tb  # noqa: F401
-        except ImportError:
-            raise InvalidInputError(
-                "TensorBoard logs need the tensorboard package: pip install tensorboard, "
-                "or leave out the TensorBoard folder"
-            ) from None
-    if progress:
-        try:
-            import rich  # noqa: F401
-            import tqdm  # noqa: F401
-        except ImportError:
-            progress = False  # the bar is a nicety: train without it
+    progress = _check_train(steps, train_convs, tensorboard, progress)
     import torch
 
     try:
-        from stable_baselines3 import PPO
-        from stable_baselines3.common.callbacks import BaseCallback
         from stable_baselines3.common.vec_env import DummyVecEnv
     except ModuleNotFoundError as exc:  # the rl extra
         raise missing_extra("rl", "Training a memory policy", exc) from None
@@ -276,7 +257,70 @@ def train(
 
     venv = DummyVecEnv([make(i) for i in range(n_envs)])
     venv.seed(seed)
-    model = PPO(
+    model = _ppo(venv, n_steps, learning_rate, seed, tensorboard)
+    if warm_start:
+        x, y = salience_targets(prepared, budgets, draw=draw)
+        clone_actor(model, x, y, epochs=20, seed=seed)
+
+    def scorer(obs: FloatArray) -> float:
+        action, _ = model.policy.predict(obs, deterministic=True)
+        return float(np.clip(np.asarray(action).reshape(-1)[0], -1.0, 1.0))
+
+    # Kept turns are scored by the policy being trained, as stored records are in use.
+    venv.set_attr("scorer", scorer)
+    tracker = _Curve(model, train_convs, val_convs, budgets, k, select)
+    tracker.point(0)
+    model.learn(total_timesteps=steps, callback=tracker.callback(eval_every), progress_bar=progress)
+    if tracker.curve[-1]["steps"] < model.num_timesteps:
+        tracker.point(model.num_timesteps)
+    layers = tracker.best_layers if select else export_layers(model)
+    config = _train_config(
+        tracker, [*train_convs, *extra], extra, budgets, seed, k, warm_start, extra_share
+    )
+    venv.close()
+    return TrainResult(layers=layers, config=config, curve=tracker.curve)
+
+
+def _check_train(
+    steps: int,
+    train_convs: Sequence[Conversation],
+    tensorboard: str | os.PathLike[str] | None,
+    progress: bool,
+) -> bool:
+    """Refuse arguments training cannot use; whether a progress bar can be shown."""
+    if steps < 1:
+        raise InvalidInputError(f"steps must be >= 1, got {steps}")
+    if not train_convs:
+        raise InvalidInputError("training needs at least one conversation with questions")
+    if tensorboard is not None:
+        try:
+            import tensorboard as _tb  # noqa: F401
+        except ImportError:
+            raise InvalidInputError(
+                "TensorBoard logs need the tensorboard package: pip install tensorboard, "
+                "or leave out the TensorBoard folder"
+            ) from None
+    if progress:
+        try:
+            import rich  # noqa: F401
+            import tqdm  # noqa: F401
+        except ImportError:
+            return False  # the bar is a nicety: train without it
+    return progress
+
+
+def _ppo(
+    venv: Any,
+    n_steps: int,
+    learning_rate: float,
+    seed: int,
+    tensorboard: str | os.PathLike[str] | None,
+) -> Any:
+    """The PPO learner of the memory policy (its settings as shipped)."""
+    import torch
+    from stable_baselines3 import PPO
+
+    return PPO(
         "MlpPolicy",
         venv,
         n_steps=n_steps,
@@ -298,63 +342,91 @@ def train(
         tensorboard_log=None if tensorboard is None else str(tensorboard),
     )
 
-    if warm_start:
-        x, y = salience_targets(prepared, budgets, draw=draw)
-        clone_actor(model, x, y, epochs=20, seed=seed)
 
-    def scorer(obs: FloatArray) -> float:
-        action, _ = model.policy.predict(obs, deterministic=True)
-        return float(np.clip(np.asarray(action).reshape(-1)[0], -1.0, 1.0))
+class _Curve:
+    """The learning curve of one training run, and the checkpoint it selects."""
 
-    # Kept turns are scored by the policy being trained, as stored records are in use.
-    venv.set_attr("scorer", scorer)
-    curve: list[dict[str, float]] = []
-    best: dict[str, Any] = {"score": -1.0, "steps": 0.0, "layers": None}
-    started = time.perf_counter()
-    episodes: list[float] = []
+    def __init__(
+        self,
+        model: Any,
+        train_convs: Sequence[Conversation],
+        val_convs: Sequence[Conversation],
+        budgets: Sequence[float],
+        k: int,
+        select: bool,
+    ) -> None:
+        self.model = model
+        self.train_convs, self.val_convs = train_convs, val_convs
+        self.budgets, self.k, self.select = budgets, k, select
+        self.curve: list[dict[str, float]] = []
+        self.best_score = -1.0
+        self.best_steps = 0.0
+        self.best_layers: Any = None
+        self.episodes: list[float] = []
+        self.started = time.perf_counter()
 
-    def point(done_steps: int) -> None:
+    def point(self, done_steps: int) -> None:
+        """Score the policy as it is now: one point of the curve."""
+        k = self.k
         row: dict[str, float] = {
             "steps": float(done_steps),
-            "seconds": time.perf_counter() - started,
-            "train_episode_recall": float(np.mean(episodes)) if episodes else float("nan"),
+            "seconds": time.perf_counter() - self.started,
+            "train_episode_recall": (
+                float(np.mean(self.episodes)) if self.episodes else float("nan")
+            ),
         }
-        episodes.clear()
-        layers = export_layers(model)
-        if select:
-            scores = score_layers(layers, train_convs, budgets, k)
+        self.episodes.clear()
+        layers = export_layers(self.model)
+        if self.select:
+            scores = score_layers(layers, self.train_convs, self.budgets, k)
             for key, value in scores.items():
                 row[f"train_recall@{k}/{key}"] = value
             mean = float(np.mean(list(scores.values())))
-            if mean > best["score"]:
-                best.update(score=mean, steps=float(done_steps), layers=layers)
-        if val_convs:
-            for key, value in score_layers(export_layers(model), val_convs, budgets, k).items():
+            if mean > self.best_score:
+                self.best_score, self.best_steps, self.best_layers = mean, float(done_steps), layers
+        if self.val_convs:
+            held = score_layers(export_layers(self.model), self.val_convs, self.budgets, k)
+            for key, value in held.items():
                 row[f"heldout_recall@{k}/{key}"] = value
-        curve.append(row)
+        self.curve.append(row)
 
-    class Curve(BaseCallback):  # type: ignore[misc]
-        def _on_step(self) -> bool:
-            for info in self.locals.get("infos", []):
-                if "recall" in info:
-                    episodes.append(float(info["recall"]))
-            if self.num_timesteps // eval_every > len(curve) - 1:
-                point(self.num_timesteps)
-            return True
+    def callback(self, eval_every: int) -> Any:
+        """The PPO callback that records episodes and adds a point every ``eval_every``."""
+        from stable_baselines3.common.callbacks import BaseCallback
 
-    point(0)
-    model.learn(total_timesteps=steps, callback=Curve(), progress_bar=progress)
-    if curve[-1]["steps"] < model.num_timesteps:
-        point(model.num_timesteps)
-    layers = best["layers"] if select else export_layers(model)
-    config = {
-        "trained_on": [c.sample_id for c in [*train_convs, *extra]],
+        tracker = self
+
+        class Curve(BaseCallback):  # type: ignore[misc]
+            def _on_step(self) -> bool:
+                for info in self.locals.get("infos", []):
+                    if "recall" in info:
+                        tracker.episodes.append(float(info["recall"]))
+                if self.num_timesteps // eval_every > len(tracker.curve) - 1:
+                    tracker.point(self.num_timesteps)
+                return True
+
+        return Curve()
+
+
+def _train_config(
+    tracker: _Curve,
+    trained_on: Sequence[Conversation],
+    extra: Sequence[Conversation],
+    budgets: Sequence[float],
+    seed: int,
+    k: int,
+    warm_start: bool,
+    extra_share: float | None,
+) -> dict[str, Any]:
+    """What a trained policy's config says of how it was trained."""
+    config: dict[str, Any] = {
+        "trained_on": [c.sample_id for c in trained_on],
         "budgets": list(budgets),
-        "steps": int(model.num_timesteps),
+        "steps": int(tracker.model.num_timesteps),
         "seed": seed,
         "algorithm": "PPO (stable-baselines3)",
         "net_arch": list(NET_ARCH),
-        "train_seconds": round(time.perf_counter() - started, 1),
+        "train_seconds": round(time.perf_counter() - tracker.started, 1),
         "reward": (
             f"change in evidence recall@{k} of the conversation's questions, ranked by "
             "hybrid-search scores"
@@ -373,13 +445,12 @@ def train(
         config["extra_share"] = (
             "as drawn (every conversation alike)" if extra_share is None else extra_share
         )
-    if select:
-        config["selected_at_steps"] = int(best["steps"])
+    if tracker.select:
+        config["selected_at_steps"] = int(tracker.best_steps)
         config["selected_by"] = "deterministic recall on the training conversations" + (
             " (extra ones left out)" if extra else ""
         )
-    venv.close()
-    return TrainResult(layers=layers, config=config, curve=curve)
+    return config
 
 
 def plot_curve(

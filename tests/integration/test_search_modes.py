@@ -195,8 +195,12 @@ def test_thread_neighbours_lift_an_answer_to_a_matching_turn(memory: AgentMemory
     for fact in ("Ben owns a blue bicycle.", "Ben's favourite colour is green."):
         memory.add(fact, namespace="chat")
     lifted = memory.search("What did Ben paint?", namespace="chat", k=6)
+    # The lift alone: without it the stored question comes first, and statement first
+    # would move a statement's score in its place (a stage of its own, tested apart).
     plain = AgentMemory(
-        memory.url, embeddings=memory.embeddings, hybrid=HybridConfig(neighbour_lift=0)
+        memory.url,
+        embeddings=memory.embeddings,
+        hybrid=HybridConfig(neighbour_lift=0, statement_first=False),
     )
     with plain:
         flat = plain.search("What did Ben paint?", namespace="chat", k=6)
