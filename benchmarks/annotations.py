@@ -42,6 +42,7 @@ from langchain_openai import ChatOpenAI
 import langchain_agentmem.annotator as annotator_module
 from langchain_agentmem import AgentMemory, HybridConfig
 from langchain_agentmem.annotations import ANNOTATION, replaces_of
+from langchain_agentmem.bench.metrics import percentile_ms
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,8 +61,9 @@ VARIANTS = {
 """How the model's annotations are searched, over every set: the same stored annotations."""
 
 
-def model_from_env(cache: JsonFileCache) -> ChatOpenAI:
-    """The environment's chat model at temperature 0, answers cached."""
+def model_from_env(cache: JsonFileCache | None) -> ChatOpenAI:
+    """The environment's chat model at temperature 0, answers cached (``None``: asked
+    afresh every time)."""
     return ChatOpenAI(
         base_url=os.environ["OPENAI_BASE_URL"],
         api_key=os.environ.get("OPENAI_API_KEY", "local"),  # type: ignore[arg-type]
@@ -125,7 +127,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     made = right = 0
     adds: dict[str, list[float]] = {"bare": [], "model": []}
     searches: dict[str, list[float]] = {"bare": [], "model": []}
-    annotating = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         memories = {
             "bare": AgentMemory(f"sqlite:///{tmp}/bare.db", hybrid=HybridConfig()),
@@ -139,10 +140,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     t0 = time.perf_counter()
                     ingest(memory, path)
                     adds[kind].append((time.perf_counter() - t0) / _turns(raw))
-                    t1 = time.perf_counter()
                     memory.wait_annotated()
-                    if kind == "model":
-                        annotating += time.perf_counter() - t1
                     rows[name][kind] = sum((score(memory, conv) for conv in raw), Counts())
                     for conv in raw:
                         timed_search(memory, conv, searches[kind])
@@ -175,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{len(raws[name]) if kind == 'bare' else '':>6}  {kind:<6}"
                 f"{f[0]:>8.3f}{f[1]:>8.3f}{f[2]:>11.3f}{f[3]:>10.3f}"
             )
+    bare95, labelled95 = percentile_ms(searches["bare"], 95), percentile_ms(searches["model"], 95)
     lines += ["", "every set together, the same annotations searched with other weights:"]
     lines += [f"{'':<46}{'cur@1':>8}{'cur@5':>8}{'stale>cur':>11}{'before@5':>10}"]
     for label, counts in variants.items():
@@ -195,11 +194,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"replaces links made {made}, right {right} (a changed fact's current statement "
         "linked to its stale one)",
         "write, median over sets of the mean add per turn: bare "
-        f"{_p(adds['bare'], 50) * 1000:.1f} ms, with the model "
-        f"{_p(adds['model'], 50) * 1000:.1f} ms (a turn; annotation is off the write path)",
-        f"search p95: bare {_p(searches['bare'], 95) * 1000:.1f} ms, with the model's labels "
-        f"{_p(searches['model'], 95) * 1000:.1f} ms "
-        f"({_p(searches['model'], 95) / _p(searches['bare'], 95):.2f}x; no model call)",
+        f"{percentile_ms(adds['bare'], 50):.1f} ms, with the model "
+        f"{percentile_ms(adds['model'], 50):.1f} ms (a turn; annotation is off the write path)",
+        f"search p95: bare {bare95:.1f} ms, with the model's labels {labelled95:.1f} ms "
+        f"({labelled95 / bare95:.2f}x; no model call)",
     ]
     command = f"PYTHONPATH=$PWD python benchmarks/annotations.py --n {args.n} --out {args.out}"
     intro = (
@@ -223,13 +221,7 @@ def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
     from langchain_agentmem.annotations import worth_annotating
     from langchain_agentmem.annotator import messages
 
-    fresh = ChatOpenAI(
-        base_url=os.environ["OPENAI_BASE_URL"],
-        api_key=os.environ.get("OPENAI_API_KEY", "local"),  # type: ignore[arg-type]
-        model=os.environ.get("OPENAI_MODEL", "qwen"),
-        temperature=0,
-        extra_body={"max_tokens": 120},
-    )
+    fresh = model_from_env(None)
     texts = [
         turn["text"]
         for conv in raw
@@ -243,24 +235,18 @@ def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
         t0 = time.perf_counter()
         fresh.invoke(messages(text))
         took.append(time.perf_counter() - t0)
-    return _p(took, 50), _p(took, 95)
+    return percentile_ms(took, 50) / 1000, percentile_ms(took, 95) / 1000
 
 
 def _turns(raw: list[dict[str, Any]]) -> int:
     return sum(len(t) for c in raw for t in c["conversation"].values() if isinstance(t, list))
 
 
-def _p(values: list[float], q: int) -> float:
-    if not values:
-        return 0.0
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
 def _tokens(cache: JsonFileCache) -> str:
     """Mean prompt and answer tokens over the cached answers."""
     ins, outs = [], []
-    for value in cache._data.values():
-        for generation in json.loads(value):
+    for answer in cache.answers():
+        for generation in json.loads(answer):
             usage = generation.get("kwargs", {}).get("message", {}).get("kwargs", {})
             meta = usage.get("usage_metadata") or {}
             if meta:

@@ -50,6 +50,11 @@ class JsonFileCache(BaseCache):
             tmp.write_text(json.dumps(self._data), encoding="utf-8")
             tmp.replace(self.path)
 
+    def answers(self) -> list[str]:
+        """Every cached answer, serialised as LangChain dumps it."""
+        with self._lock:
+            return list(self._data.values())
+
     def clear(self, **kwargs: Any) -> None:
         with self._lock:
             self._data.clear()

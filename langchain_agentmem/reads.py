@@ -133,24 +133,16 @@ def _rows(
 class MemoryReads(MemoryCore):
     """Reads of long-term records and of the audit log."""
 
-    def _speakers(self, namespace: str, mode: str) -> Speakers:
-        """The names a ``mode`` search takes out of a query, as this process's cache of the
-        namespace last saw them (loaded when not cached): :meth:`_search` checks them where
-        it reads the store anyway."""
+    def _known(self, namespace: str, mode: str) -> tuple[Speakers, tuple[str, ...]]:
+        """The names a ``mode`` search takes out of a query and the labels it may match, as
+        this process's cache of the namespace last saw them (loaded when not cached), in
+        one look: :meth:`_search` checks the names where it reads the store anyway."""
         if mode != "hybrid":
-            return ()
+            return (), ()
         with self._cache.lock(namespace):
             view = self._cache.peek(namespace) or self._live_view(namespace)
-            return _speakers_of(view)
-
-    def _labels(self, namespace: str, mode: str) -> tuple[str, ...]:
-        """The labels of ``namespace`` a ``mode`` search may match (cached view, as
-        :meth:`_speakers`)."""
-        if mode != "hybrid" or self.hybrid.label_weight <= 0:
-            return ()
-        with self._cache.lock(namespace):
-            view = self._cache.peek(namespace) or self._live_view(namespace)
-            return tuple(view.labels)
+            labels = tuple(view.labels) if self.hybrid.label_weight > 0 else ()
+            return _speakers_of(view), labels
 
     def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
         """Keep the embeddings of ``labels`` (a bounded cache: cleared when full)."""
@@ -210,8 +202,7 @@ class MemoryReads(MemoryCore):
         """:meth:`search` and :meth:`asearch`, as steps."""
         query, namespace, k, mode = search_args(query, namespace, k, mode)
         keep = Narrowed.of(filter, min_score)
-        speakers = yield Call.of(self._speakers, namespace, mode)
-        labels = yield Call.of(self._labels, namespace, mode)
+        speakers, labels = yield Call.of(self._known, namespace, mode)
         missing = tuple(label for label in labels if label not in self._label_vectors)
         if missing:
             self._remember_labels(missing, (yield Embed(missing)))

@@ -159,11 +159,12 @@ def replaced_below(
     "Where do I live?". Questions about the past ("Where did I live before?") keep the
     plain order.
     """
-    if PAST_WORDS.search(query):
-        return scores
+    linked = [rid for rid in scores if corpus.successors(rid)]
+    if not linked or PAST_WORDS.search(query):
+        return scores  # no model's link among the results (always so without a model)
     asked = set(tokenize(f"{query} {labels}"))
     out = dict(scores)
-    for rid in sorted(scores, key=lambda key: (-scores[key], key)):
+    for rid in sorted(linked, key=lambda key: (-scores[key], key)):
         newest, seen = rid, {rid}
         while True:
             later = [
