@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -85,10 +86,14 @@ def conversations(n: int) -> dict[str, list[dict[str, Any]]]:
     return raws
 
 
-def links(memory: AgentMemory, conv: dict[str, Any]) -> tuple[int, int]:
-    """The model's replaces links in ``conv``'s namespace: how many, how many right."""
+def links(
+    memory: AgentMemory, conv: dict[str, Any], dump: list[dict[str, Any]] | None = None
+) -> tuple[int, int]:
+    """The model's replaces links in ``conv``'s namespace: how many, how many right (each
+    appended to ``dump`` with both texts when given)."""
     ns = f"facts-{conv['sample_id']}"
-    dia = {r.id: str(r.metadata.get("dia_id")) for r in memory.records(ns)}
+    records = {r.id: r for r in memory.records(ns)}
+    dia = {rid: str(r.metadata.get("dia_id")) for rid, r in records.items()}
     changed = {
         (str(qa["evidence"][0]), str(stale))
         for qa in conv["qa"]
@@ -96,10 +101,24 @@ def links(memory: AgentMemory, conv: dict[str, Any]) -> tuple[int, int]:
         for stale in qa["fact"]["stale"] or ()
     }
     made = right = 0
-    for record in memory.records(ns):
-        for old in replaces_of(record.metadata.get(ANNOTATION) or {}):
-            made += 1
-            right += (str(record.metadata.get("dia_id")), dia.get(old, "")) in changed
+    for record in records.values():
+        note = record.metadata.get(ANNOTATION) or {}
+        for old in replaces_of(note):
+            is_right = (str(record.metadata.get("dia_id")), dia.get(old, "")) in changed
+            made, right = made + 1, right + is_right
+            if dump is not None and old in records:
+                why = [link.get("why") for link in note["replaces"] if link.get("id") == old]
+                dump.append(
+                    {"new": record.text, "old": records[old].text, "why": why, "right": is_right}
+                )
+    missed = changed - {
+        (str(r.metadata.get("dia_id")), dia.get(old, ""))
+        for r in records.values()
+        for old in replaces_of(r.metadata.get(ANNOTATION) or {})
+    }
+    if dump is not None:
+        text = {dia[rid]: r.text for rid, r in records.items()}
+        dump.extend({"new": text.get(n), "old": text.get(o), "missed": True} for n, o in missed)
     return made, right
 
 
@@ -116,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=1, help="conversations per generated set")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--links", type=Path, help="write every link made and missed (JSONL)")
+    parser.add_argument("--keep", type=Path, help="copy the annotated store here (SQLite)")
     args = parser.parse_args(argv)
     # A failed answer is cached like any other: trying it again here would read it again.
     annotator_module.RETRY_WAITS = ()
@@ -125,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     raws = conversations(args.n)
     rows: dict[str, dict[str, Counts]] = {}
     made = right = 0
+    dump: list[dict[str, Any]] = []
     adds: dict[str, list[float]] = {"bare": [], "model": []}
     searches: dict[str, list[float]] = {"bare": [], "model": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,12 +167,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                     for conv in raw:
                         timed_search(memory, conv, searches[kind])
                 for conv in raw:
-                    m, r = links(memories["model"], conv)
+                    m, r = links(memories["model"], conv, dump)
                     made, right = made + m, right + r
                 print(name, {k: c.figures() for k, c in rows[name].items()}, flush=True)
             annotator = memories["model"].annotator
             assert annotator is not None
             calls, failures = annotator.calls, annotator.failures
+            judged = annotator.judgements
         finally:
             for memory in memories.values():
                 memory.close()
@@ -160,6 +183,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                 variants[label] = sum(
                     (score(reread, conv) for raw in raws.values() for conv in raw), Counts()
                 )
+        if args.keep:
+            shutil.copyfile(f"{tmp}/model.db", args.keep)
+        asked = f"{LABELLED_QUERIES} (label_queries=True)"
+        with AgentMemory(f"sqlite:///{tmp}/model.db", model=model, label_queries=True) as m:
+            variants[asked] = sum(
+                (score(m, conv) for raw in raws.values() for conv in raw), Counts()
+            )
+    if args.links:
+        args.links.write_text("".join(json.dumps(d) + "\n" for d in dump))
     tokens = _tokens(cache)
     head = (
         f"{'set':<10}{'convs':>6}  {'':<6}{'cur@1':>8}{'cur@5':>8}{'stale>cur':>11}{'before@5':>10}"
@@ -181,11 +213,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         lines.append(f"{label:<46}{f[0]:>8.3f}{f[1]:>8.3f}{f[2]:>11.3f}{f[3]:>10.3f}")
     stored = sum(_turns(raw) for raw in raws.values())
     per_call = _seconds_per_call(raws["hand"])
+    per_query = _seconds_per_query(raws["hand"])
     lines += [
         "",
         f"model: {model.model_name} at {os.environ['OPENAI_BASE_URL']}, temperature 0",
         f"statements stored {stored}; model calls {calls} ({calls / stored:.2f} per stored "
-        f"statement; questions and small talk are not sent), failed {failures}; answered "
+        f"statement; questions and small talk are not sent): labelling {calls - judged}, "
+        f"judging {judged} (an earlier statement each); failed {failures}; answered "
         f"from the cache {cache.hits}, asked {cache.misses}",
         f"tokens per call: {tokens}",
         f"seconds per call, asked afresh in this run (no cache), the first {COST_PROBES} "
@@ -197,7 +231,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{percentile_ms(adds['bare'], 50):.1f} ms, with the model "
         f"{percentile_ms(adds['model'], 50):.1f} ms (a turn; annotation is off the write path)",
         f"search p95: bare {bare95:.1f} ms, with the model's labels {labelled95:.1f} ms "
-        f"({labelled95 / bare95:.2f}x; no model call)",
+        f"({labelled95 / bare95:.2f}x; no model call); with label_queries=True each new query "
+        f"waits for a model call first: p50 {per_query[0]:.2f} s, p95 {per_query[1]:.2f} s "
+        f"(the first {COST_PROBES} questions of the first hand-written set, asked afresh)",
     ]
     command = f"PYTHONPATH=$PWD python benchmarks/annotations.py --n {args.n} --out {args.out}"
     intro = (
@@ -211,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.out.write_text(text)
     print(text)
 
+
+LABELLED_QUERIES = "shipped, and the model labels each query"
 
 COST_PROBES = 20
 """Statements asked of the model afresh to time a call."""
@@ -234,6 +272,23 @@ def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
     for text in texts:
         t0 = time.perf_counter()
         fresh.invoke(messages(text))
+        took.append(time.perf_counter() - t0)
+    return percentile_ms(took, 50) / 1000, percentile_ms(took, 95) / 1000
+
+
+def _seconds_per_query(raw: list[dict[str, Any]]) -> tuple[float, float]:
+    """p50 and p95 seconds of one query labelling call, uncached."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from langchain_agentmem.annotations import query_request
+
+    roles = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+    fresh = model_from_env(None)
+    took = []
+    for qa in [qa for conv in raw for qa in conv["qa"]][:COST_PROBES]:
+        request = [roles[m["role"]](m["content"]) for m in query_request(qa["question"])]
+        t0 = time.perf_counter()
+        fresh.invoke(request)
         took.append(time.perf_counter() - t0)
     return percentile_ms(took, 50) / 1000, percentile_ms(took, 95) / 1000
 

@@ -33,6 +33,7 @@ class MemoryCore:
     _label_vectors: dict[str, Vector]
     """Embeddings of the labels searches matched queries with (see ``reads``)."""
     annotator: Annotator | None
+    label_queries: bool
     """What annotates stored statements with a chat model (``None``: no model)."""
 
     def _namespace(self, namespace: object) -> str:

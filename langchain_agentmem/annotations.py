@@ -54,6 +54,10 @@ EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 """The worked examples shown before each statement (a small model needs them)."""
 
+SAME_ATTRIBUTE = 0.8
+"""Least cosine between two attribute names ("home city", "city of residence") for a
+model's facts to be of one attribute (measured in ``benchmarks/results/annotations.txt``)."""
+
 MIN_WORDS = 3
 """Fewest words of a statement worth annotating ("ok thanks" is not)."""
 
@@ -68,9 +72,13 @@ def worth_annotating(text: str, metadata: Mapping[str, Any] | None) -> bool:
     """Whether a stored record is a statement worth a model call: said by a person (not an
     assistant or tool), stating something (not only asking), not small talk, and not
     annotated already."""
+    return not current_annotation(metadata, text) and is_statement(text, metadata)
+
+
+def is_statement(text: str, metadata: Mapping[str, Any] | None) -> bool:
+    """Whether a record states something of a person: said by a person (not an assistant
+    or tool), not only asking, not small talk, not shaped like a memory line."""
     meta = metadata or {}
-    if current_annotation(meta, text):
-        return False
     role = meta.get("role")
     if isinstance(role, str) and role.lower() in ("ai", "assistant", "tool", "system"):
         return False
@@ -90,6 +98,88 @@ def request(text: str) -> list[dict[str, str]]:
         messages.append({"role": "assistant", "content": json.dumps(answer)})
     messages.append({"role": "user", "content": text})
     return messages
+
+
+QUERY_SYSTEM = (
+    "You label one question a person asks about themselves or someone. Answer with one JSON "
+    'object: "about": 1 to 3 short lowercase labels of what the question asks about. No '
+    "other text."
+)
+"""The instruction of a query's labelling request (``AgentMemory(label_queries=True)``)."""
+
+QUERY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("Where do I live?", {"about": ["home city", "address"]}),
+    ("What phone do I use?", {"about": ["phone", "device"]}),
+    ("Who is my dentist?", {"about": ["dentist", "doctor"]}),
+)
+"""The worked examples of a query's labelling request."""
+
+
+def query_request(query: str) -> list[dict[str, str]]:
+    """The chat messages asking what ``query`` is about (OpenAI roles)."""
+    messages = [{"role": "system", "content": QUERY_SYSTEM}]
+    for asked, answer in QUERY_EXAMPLES:
+        messages.append({"role": "user", "content": asked})
+        messages.append({"role": "assistant", "content": json.dumps(answer)})
+    messages.append({"role": "user", "content": query})
+    return messages
+
+
+def parse_query_labels(answer: str) -> tuple[str, ...]:
+    """The labels of a query's labelling answer (none when it holds none)."""
+    data = _json_object(answer or "")
+    raw = data.get("about") if data is not None else None
+    found = raw if isinstance(raw, list) else [raw]
+    labels = (_clean(label).lower() for label in found)
+    return tuple(dict.fromkeys(label for label in labels if label))[:MAX_LABELS]
+
+
+JUDGE_SYSTEM = (
+    "A person made two statements, an earlier one and a later one. Answer with one JSON "
+    'object: {"replaced": true} when the later statement gives a new value for the same '
+    'fact about the person, so the earlier one is no longer true; {"replaced": false} when '
+    "both can be true now. No other text."
+)
+"""The instruction of a judging request (one earlier statement, one later)."""
+
+JUDGE_EXAMPLES: tuple[tuple[str, str, bool], ...] = (
+    ("I live in Lyon and I'm vegetarian.", "I moved to Porto last month.", True),
+    ("I go climbing on Saturdays.", "I've been learning the cello this winter.", False),
+    ("My dentist is Dr. Moreau.", "Registered with Dr. Lindqvist round the corner.", True),
+    ("Let's get lunch sometime soon.", "We should go to the coast when it's sunny.", False),
+)
+"""The worked examples of a judging request: two changes, two statements that both hold."""
+
+
+def judge_request(earlier: str, later: str) -> list[dict[str, str]]:
+    """The chat messages asking whether ``later`` makes ``earlier`` out of date.
+
+    One pair a request: asked about a numbered list of earlier statements at once, a small
+    model picks by position (``benchmarks/results/annotations.txt``).
+    """
+    messages = [{"role": "system", "content": JUDGE_SYSTEM}]
+    for old, new, verdict in JUDGE_EXAMPLES:
+        messages.append({"role": "user", "content": _pair(old, new)})
+        messages.append({"role": "assistant", "content": json.dumps({"replaced": verdict})})
+    messages.append({"role": "user", "content": _pair(earlier, later)})
+    return messages
+
+
+def _pair(earlier: str, later: str) -> str:
+    quoted = [json.dumps(text, ensure_ascii=False) for text in (earlier, later)]
+    return f"Earlier: {quoted[0]}\nLater: {quoted[1]}"
+
+
+def parse_judgement(answer: str) -> bool | None:
+    """The verdict of a judging answer: whether the later statement replaces the earlier;
+    ``None`` when the answer says neither."""
+    data = _json_object(answer or "")
+    verdict = data.get("replaced") if data is not None else None
+    if isinstance(verdict, bool):
+        return verdict
+    if isinstance(verdict, str) and verdict.strip().lower() in ("true", "false"):
+        return verdict.strip().lower() == "true"
+    return None
 
 
 @dataclass(frozen=True)

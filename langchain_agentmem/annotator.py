@@ -1,10 +1,13 @@
 """Annotating stored statements with a chat model, off the write path.
 
 A write returns before its record is annotated: :class:`Annotator` keeps a queue of the
-records to annotate and works through it in one daemon thread, one model call per record
-(:func:`~langchain_agentmem.annotations.request`). Nothing is stored of the queue: a record
-is waiting exactly when it is a statement without a current annotation, so whatever a
-closed or crashed process left is found again when its namespace is next loaded. A model
+records to annotate and works through it in one daemon thread: one labelling call per record
+(:func:`~langchain_agentmem.annotations.request`), then one judging call for each earlier
+statement it may replace (:func:`~langchain_agentmem.annotations.judge_request`; at most
+:data:`~langchain_agentmem.writes.JUDGED`, none when there is no candidate). Nothing is
+stored of the queue: a record is waiting exactly when it is a statement without a current
+annotation, so whatever a closed or crashed process left is found again when its namespace
+is next loaded. A model
 error, a timeout or an answer that does not parse leaves the record as it was, is logged
 once and tried again later (doubling waits, :data:`RETRY_WAITS`), never failing a write.
 """
@@ -22,7 +25,16 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langchain_agentmem.annotations import Notes, parse, request, worth_annotating
+from langchain_agentmem.annotations import (
+    Notes,
+    judge_request,
+    parse,
+    parse_judgement,
+    parse_query_labels,
+    query_request,
+    request,
+    worth_annotating,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +44,9 @@ waits until its namespace is loaded again (by another process, or after a restar
 
 CLOSE_GRACE = 2.0
 """Seconds :meth:`Annotator.close` waits for a call in flight."""
+
+MAX_ASKED = 1024
+"""Most queries whose labels :meth:`Annotator.query_labels` keeps (cleared when full)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a model call may take before it counts as failed."""
@@ -55,7 +70,21 @@ def model_name(model: BaseChatModel) -> str:
 
 def messages(text: str) -> list[BaseMessage]:
     """The labelling request for ``text`` as LangChain messages."""
-    return [_ROLES[m["role"]](m["content"]) for m in request(text)]
+    return _messages(request(text))
+
+
+def _messages(request: list[dict[str, str]]) -> list[BaseMessage]:
+    return [_ROLES[m["role"]](m["content"]) for m in request]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An earlier statement a new one may replace, as the judge is asked about it."""
+
+    record_id: str
+    text: str
+    why: str
+    """The link's reason if the judge says yes (``"home city: Lyon -> Porto"``)."""
 
 
 @dataclass
@@ -67,8 +96,16 @@ class _Pending:
     tries: int = 0
 
 
-Write = Callable[[str, str, str, Notes, str], object]
-"""Stores an annotation: ``(namespace, record_id, text, notes, model name)``."""
+Write = Callable[[str, str, str, Notes, str, Sequence[tuple[str, str]]], object]
+"""Stores an annotation: ``(namespace, record_id, text, notes, model name, links)``, each
+link ``(replaced record id, reason)``."""
+
+Candidates = Callable[[str, str, str, Notes], Sequence[Candidate]]
+"""The earlier statements a record may replace: ``(namespace, record_id, text, notes)``."""
+
+
+def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[Candidate]:
+    return []
 
 
 class Annotator:
@@ -78,6 +115,7 @@ class Annotator:
         self,
         model: BaseChatModel,
         write: Write,
+        candidates: Candidates = _no_candidates,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         calls_per_minute: float | None = None,
@@ -85,6 +123,7 @@ class Annotator:
         self.model = model
         self.name = model_name(model)
         self._write = write
+        self._candidates = candidates
         self._timeout = timeout
         self._gap = 0.0 if not calls_per_minute else 60.0 / calls_per_minute
         self._last_call = 0.0
@@ -95,8 +134,12 @@ class Annotator:
         self._thread: threading.Thread | None = None
         self._calls = concurrent.futures.ThreadPoolExecutor(1, "agentmem-annotate-call")
         self._closed = False
+        self._asked: dict[str, tuple[str, ...]] = {}
+        self._read_failed = False
         self.calls = 0
-        """Model calls made."""
+        """Model calls made off the write path (labelling and judging)."""
+        self.judgements = 0
+        """Judging calls made (of :attr:`calls`)."""
         self.failures = 0
         """Calls that failed (an error, a timeout, an answer that did not parse)."""
 
@@ -132,6 +175,32 @@ class Annotator:
             for key in [k for k in self._queue if k[0] == namespace]:
                 del self._queue[key]
             self._cond.notify_all()
+
+    def query_labels(self, query: str) -> tuple[str, ...]:
+        """What the model says ``query`` asks about (a call on the caller's thread, its
+        answer kept for the same query); none when the call fails, which is logged once."""
+        with self._cond:
+            if query in self._asked:
+                return self._asked[query]
+        try:
+            answer = self.model.invoke(_messages(query_request(query)))
+        except Exception as exc:
+            if not self._read_failed:
+                log.warning(
+                    "could not ask %s what a query is about (%s: %s); searching without",
+                    self.name,
+                    type(exc).__name__,
+                    str(exc)[:200],
+                )
+            self._read_failed = True
+            return ()
+        content = answer.content if isinstance(answer.content, str) else str(answer.content)
+        labels = parse_query_labels(content)
+        with self._cond:
+            if len(self._asked) >= MAX_ASKED:
+                self._asked.clear()
+            self._asked[query] = labels
+        return labels
 
     # -- waiting and stopping ----------------------------------------------------------------
     def pending(self) -> int:
@@ -198,18 +267,27 @@ class Annotator:
                     self._cond.notify_all()
 
     def _annotate(self, item: _Pending) -> None:
+        content = self._ask(messages(item.text))
+        notes = parse(content, item.text)
+        if notes is None:
+            raise ValueError(f"the answer holds no annotation: {content[:80]!r}")
+        links = []
+        for candidate in self._candidates(item.namespace, item.record_id, item.text, notes):
+            self.judgements += 1
+            if parse_judgement(self._ask(_messages(judge_request(candidate.text, item.text)))):
+                links.append((candidate.record_id, candidate.why))
+        self._write(item.namespace, item.record_id, item.text, notes, self.name, links)
+
+    def _ask(self, request: list[BaseMessage]) -> str:
+        """One model call, paced by the rate limit; its answer's text."""
         wait = self._last_call + self._gap - time.monotonic()
         if wait > 0:
             time.sleep(wait)
         self._last_call = time.monotonic()
         self.calls += 1
-        future = self._calls.submit(self.model.invoke, messages(item.text))
+        future = self._calls.submit(self.model.invoke, request)
         answer = future.result(timeout=self._timeout)
-        content = answer.content if isinstance(answer.content, str) else str(answer.content)
-        notes = parse(content, item.text)
-        if notes is None:
-            raise ValueError(f"the answer holds no annotation: {content[:80]!r}")
-        self._write(item.namespace, item.record_id, item.text, notes, self.name)
+        return answer.content if isinstance(answer.content, str) else str(answer.content)
 
     def _failed(self, item: _Pending, exc: BaseException) -> None:
         if self._closed:

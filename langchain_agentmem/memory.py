@@ -10,7 +10,7 @@ from collections.abc import Callable
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langchain_agentmem.annotator import Annotator, Write
+from langchain_agentmem.annotator import Annotator, Candidates, Write
 from langchain_agentmem.backends import Backend, open_backend
 from langchain_agentmem.cache import (
     DEFAULT_CACHE_RECORDS,
@@ -87,9 +87,14 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         model: A chat model (any LangChain ``BaseChatModel``: the agent's own, or a small
             one) that annotates each stored statement, off the write path: what it is
             about, and which earlier statements of its speaker it makes out of date
-            (:mod:`langchain_agentmem.annotations`; the record's text is never changed).
+            (:mod:`langchain_agentmem.annotations`; the record's text is never changed):
+            one labelling call per statement, then one judging call for each of at most
+            two earlier statements it may replace.
             ``None``: no model is called.
         model_calls_per_minute: Most annotation calls a minute (``None``: no limit).
+        label_queries: Also ask ``model`` what each search's query is about (one call a
+            search, on its path; the answer kept per query) and search the namespace's labels
+            it names. Off by default: a query's labels are matched by embedding alone.
 
     Operations on one namespace run one at a time, in order; different namespaces run in
     parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
@@ -110,6 +115,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         max_recall_chars: int = DEFAULT_MAX_RECALL_CHARS,
         model: BaseChatModel | None = None,
         model_calls_per_minute: float | None = None,
+        label_queries: bool = False,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
@@ -135,8 +141,16 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             on_erased=self._forget_erased,
         )
         self.annotator: Annotator | None = None
+        if not isinstance(label_queries, bool) or (label_queries and model is None):
+            raise InvalidInputError(
+                f"label_queries must be True or False, and True only with a model=; got "
+                f"{label_queries!r} with model={type(model).__name__ if model else None}"
+            )
+        self.label_queries = label_queries
         if model is not None:
-            self.annotator = _annotator(model, model_calls_per_minute, self._store_annotation)
+            self.annotator = _annotator(
+                model, model_calls_per_minute, self._store_annotation, self._link_candidates
+            )
             self._cache.on_opened = self._offer_loaded
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
@@ -238,7 +252,9 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         return await asyncio.to_thread(self.sweep, namespace)
 
 
-def _annotator(model: object, per_minute: object, write: Write) -> Annotator:
+def _annotator(
+    model: object, per_minute: object, write: Write, candidates: Candidates
+) -> Annotator:
     """The annotator of a ``model=`` argument, checked."""
     if not isinstance(model, BaseChatModel):
         raise InvalidTypeError(
@@ -253,4 +269,4 @@ def _annotator(model: object, per_minute: object, write: Write) -> Annotator:
         raise InvalidInputError(
             f"model_calls_per_minute must be a number > 0 or None, got {per_minute!r}"
         )
-    return Annotator(model, write, calls_per_minute=per_minute)
+    return Annotator(model, write, candidates, calls_per_minute=per_minute)

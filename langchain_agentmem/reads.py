@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.annotations import label_words
+from langchain_agentmem.annotations import SAME_ATTRIBUTE, label_words
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
@@ -156,6 +156,21 @@ class MemoryReads(MemoryCore):
             return ""
         return label_words(matched_labels(vector, labels, self._label_vectors, self.hybrid))
 
+    def _labels_named(self, said: Sequence[str], labels: Sequence[str]) -> str:
+        """The words of the namespace's ``labels`` that one of the model's labels of a
+        query (``said``) names: the same, or at cosine :data:`SAME_ATTRIBUTE` or closer."""
+        vectors = [self._label_vectors[label] for label in said if label in self._label_vectors]
+        named = [
+            label
+            for label in labels
+            if label in said
+            or (
+                label in self._label_vectors
+                and any(float(v @ self._label_vectors[label]) >= SAME_ATTRIBUTE for v in vectors)
+            )
+        ]
+        return label_words(named)
+
     def _search(
         self,
         asked: NamedQuery,
@@ -208,14 +223,21 @@ class MemoryReads(MemoryCore):
             self._remember_labels(missing, (yield Embed(missing)))
         asked = _named(query, speakers)
         vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-        words = self._query_labels(vector, labels)
+        named = ""
+        if self.label_queries and self.annotator is not None and labels:
+            said = yield Call.of(self.annotator.query_labels, query)
+            missing = tuple(label for label in said if label not in self._label_vectors)
+            if missing:
+                self._remember_labels(missing, (yield Embed(missing)))
+            named = self._labels_named(said, labels)
+        words = f"{self._query_labels(vector, labels)} {named}".strip()
         found = yield Call.of(
             self._search, asked, vector, namespace, k, mode, keep, speakers, words
         )
         if isinstance(found, Reread):  # another writer changed who speaks here
             asked = _named(query, found.speakers)
             vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-            words = self._query_labels(vector, labels)
+            words = f"{self._query_labels(vector, labels)} {named}".strip()
             found = yield Call.of(
                 self._search, asked, vector, namespace, k, mode, keep, None, words
             )

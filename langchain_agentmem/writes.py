@@ -9,16 +9,21 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.annotations import (
     ANNOTATION,
+    SAME_ATTRIBUTE,
     Earlier,
     Notes,
     annotation,
     current_annotation,
     facts_of,
+    is_statement,
     replaced,
 )
+from langchain_agentmem.annotator import Candidate as LinkCandidate
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
@@ -74,13 +79,39 @@ class MemoryWrites(MemoryCore):
         ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
         return applied  # after it: UPDATEs of records that quoted its old text
 
-    def _store_annotation(
-        self, namespace: str, record_id: str, text: str, notes: Notes, model: str
-    ) -> list[MemoryOp]:
-        """Write what ``model`` noted of a record, as long as its text is still ``text``: its
-        labels and facts, and the earlier statements of its speaker it makes out of date
-        (one metadata UPDATE, policy ``annotator``, with the reason in the audit log)."""
-        names = set(notes.about) | set(notes.facts)
+    def _link_candidates(
+        self, namespace: str, record_id: str, text: str, notes: Notes
+    ) -> list[LinkCandidate]:
+        """The earlier statements of a record's speaker it may make out of date, for the
+        model to judge: those that set one of its attributes to another value first, then
+        the closest in meaning (cosine :data:`JUDGE_MIN_COSINE` or more); at most
+        :data:`JUDGED`."""
+        self._embed_names(set(notes.about) | set(notes.facts), namespace)
+        with self._cache.lock(namespace):
+            view = self._live_view(namespace)
+            rid = view.rid_of.get(record_id)
+            if rid is None or view.rows[rid].text != text:
+                return []
+            row = view.rows[rid]
+            earlier = _earlier_statements(view, row)
+            if not earlier:
+                return []
+            vectors = view.embeddings([rid, *(other.rid for other in earlier)])
+        found = {
+            old_id: why
+            for old_id, why in replaced(notes.facts, _earlier(earlier), self._same_attribute)
+        }
+        about = " / ".join(dict.fromkeys((*notes.facts, *notes.about))) or "statement"
+        cosines = vectors[1:] @ vectors[0]
+        for i in np.argsort(-cosines, kind="stable").tolist():
+            if len(found) >= JUDGED or cosines[i] < JUDGE_MIN_COSINE:
+                break
+            found.setdefault(earlier[i].id, f"{about}: the model judged it replaced")
+        texts = {other.id: other.text for other in earlier}
+        return [LinkCandidate(old, texts[old], why) for old, why in list(found.items())[:JUDGED]]
+
+    def _embed_names(self, names: set[str], namespace: str) -> None:
+        """Embed the attribute and label names of ``namespace`` not embedded yet."""
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             names |= {k for row in view.rows.values() for k in _facts(row)}
@@ -89,11 +120,26 @@ class MemoryWrites(MemoryCore):
             vectors = embed_records(self.embeddings, missing)
             self._label_vectors.update(zip(missing, vectors, strict=True))
 
-        def same(a: str, b: str) -> bool:
-            if a == b:
-                return True
-            va, vb = self._label_vectors.get(a), self._label_vectors.get(b)
-            return va is not None and vb is not None and float(va @ vb) >= SAME_ATTRIBUTE
+    def _same_attribute(self, a: str, b: str) -> bool:
+        """Whether two attribute names are one ("home city", "city of residence")."""
+        if a == b:
+            return True
+        va, vb = self._label_vectors.get(a), self._label_vectors.get(b)
+        return va is not None and vb is not None and float(va @ vb) >= SAME_ATTRIBUTE
+
+    def _store_annotation(
+        self,
+        namespace: str,
+        record_id: str,
+        text: str,
+        notes: Notes,
+        model: str,
+        links: Sequence[tuple[str, str]] = (),
+    ) -> list[MemoryOp]:
+        """Write what ``model`` noted of a record, as long as its text is still ``text``: its
+        labels and facts, and the earlier statements it makes out of date (``links``, each
+        ``(record id, reason)``; one metadata UPDATE, policy ``annotator``, with the
+        reasons in the audit log)."""
 
         def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
             rid = view.rid_of.get(record_id)
@@ -102,9 +148,9 @@ class MemoryWrites(MemoryCore):
             row = view.rows[rid]
             if row.text != text or current_annotation(row.metadata, text):
                 return []  # changed, or annotated by another process, meanwhile
-            links = replaced(notes.facts, _earlier(view, row), same)
-            note = annotation(notes, model, text, links)
-            return [annotation_op(record_id, {**row.metadata, ANNOTATION: note}, model, links)]
+            kept = [(old, why) for old, why in links if old in view.rid_of]
+            note = annotation(notes, model, text, kept)
+            return [annotation_op(record_id, {**row.metadata, ANNOTATION: note}, model, kept)]
 
         (applied,) = self._write(namespace, [decide], sweep=False)
         return applied
@@ -595,24 +641,33 @@ class MemoryWrites(MemoryCore):
         )
 
 
-SAME_ATTRIBUTE = 0.8
-"""Least cosine between two attribute names ("home city", "city of residence") for a
-model's facts to be of one attribute (measured in ``benchmarks/results/annotations.txt``)."""
-
-
 def _facts(row: RecordRow) -> dict[str, str]:
     return facts_of(current_annotation(row.metadata, row.text))
 
 
-def _earlier(view: NamespaceView, row: RecordRow) -> list[Earlier]:
-    """The annotated statements of ``row``'s speaker stored before it, oldest first."""
+JUDGED = 2
+"""Most earlier statements the model is asked about for one new statement (a judging call
+each; measured in ``benchmarks/results/annotations.txt``)."""
+
+JUDGE_MIN_COSINE = 0.3
+"""Least cosine of an earlier statement to a new one for the model to judge it when no
+fact of theirs names one attribute."""
+
+
+def _earlier_statements(view: NamespaceView, row: RecordRow) -> list[RecordRow]:
+    """The statements of ``row``'s speaker stored before it, oldest first."""
     who = speaker_of(row.metadata)
     found = [
-        (other.created_at, other.rid, Earlier(other.id, facts))
+        other
         for other in view.rows.values()
         if other.rid != row.rid
         and (other.created_at, other.rid) < (row.created_at, row.rid)
         and speaker_of(other.metadata) == who
-        and (facts := _facts(other))
+        and is_statement(other.text, other.metadata)
     ]
-    return [earlier for _, _, earlier in sorted(found, key=lambda f: (f[0], f[1]))]
+    return sorted(found, key=lambda other: (other.created_at, other.rid))
+
+
+def _earlier(rows: Sequence[RecordRow]) -> list[Earlier]:
+    """The annotated ones of ``rows``, as replacement reads them."""
+    return [Earlier(row.id, facts) for row in rows if (facts := _facts(row))]

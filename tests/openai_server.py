@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from langchain_agentmem.annotations import SYSTEM
+from langchain_agentmem.annotations import JUDGE_SYSTEM, SYSTEM
 
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
 """Text, ``{"content": ..., "tool_calls": [...]}``, an error (``{"status": 401,
@@ -96,15 +96,51 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def is_annotation(body: dict[str, Any]) -> bool:
-    """Whether a request asks for an annotation of a stored statement (``AgentMemory``'s
-    model, off the turn) rather than a turn of the conversation."""
+    """Whether a request asks for an annotation of a stored statement, or a judgement of
+    two (``AgentMemory``'s model, off the turn), rather than a turn of the conversation."""
     messages = body.get("messages") or []
-    return bool(messages) and message_text(messages[0]) == SYSTEM
+    return bool(messages) and message_text(messages[0]) in (SYSTEM, JUDGE_SYSTEM)
 
 
-def plain_notes(body: dict[str, Any]) -> str:
-    """An annotation that says little: one label, no fact."""
-    return json.dumps({"about": ["everyday life"], "facts": {}})
+def judged_pair(text: str) -> tuple[str, str] | None:
+    """The earlier and later statements of a judging request's last message (else None)."""
+    head, sep, tail = text.partition("\nLater: ")
+    if not sep or not head.startswith("Earlier: "):
+        return None
+    return json.loads(head.removeprefix("Earlier: ")), json.loads(tail)
+
+
+def facts_judge(facts: dict[str, dict[str, Any]]) -> Callable[[str, str], bool]:
+    """A judge that calls a later statement a replacement when ``facts`` (statement ->
+    annotation) gives both one attribute with two values."""
+
+    def judge(earlier: str, later: str) -> bool:
+        old = facts.get(earlier, {}).get("facts", {})
+        new = facts.get(later, {}).get("facts", {})
+        return any(name in old and old[name] != value for name, value in new.items())
+
+    return judge
+
+
+def scripted_notes(
+    facts: dict[str, dict[str, Any]],
+) -> Callable[[dict[str, Any]], str]:
+    """Annotations from ``facts`` (statement -> annotation; else one label, no fact), and
+    judgements by :func:`facts_judge`."""
+    judge = facts_judge(facts)
+
+    def answer(body: dict[str, Any]) -> str:
+        said = message_text(body["messages"][-1])
+        pair = judged_pair(said)
+        if pair is not None:
+            return json.dumps({"replaced": judge(*pair)})
+        return json.dumps(facts.get(said, {"about": ["everyday life"], "facts": {}}))
+
+    return answer
+
+
+plain_notes = scripted_notes({})
+"""Annotations that say little (one label, no fact); no statement replaces another."""
 
 
 class ScriptedOpenAIServer:

@@ -38,11 +38,17 @@ def shown_texts(messages: Iterable[BaseMessage | str]) -> set[str]:
 
 
 def current(found: Sequence[MemoryRecord], query: str) -> list[MemoryRecord]:
-    """``found`` without the records another of them replaces, for a query about now."""
+    """``found`` without the records another of them replaces and ranks above, for a query
+    about now (search ranks a successor above only for a query about what it changed, so a
+    link a model drew between two things that both still hold drops nothing elsewhere)."""
     if PAST_WORDS.search(query):
         return list(found)
-    gone = replaced_ids(found)
-    return [r for r in found if r.id not in gone]
+    out, above = [], set()
+    for record in found:
+        if record.id not in above:
+            out.append(record)
+        above |= replaced_ids([record])
+    return out
 
 
 def pick(

@@ -27,6 +27,8 @@ from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError,
 from langchain_agentmem.annotations import ANNOTATION, current_annotation
 from langchain_agentmem.integrations.prompt import format_memories
 from langchain_agentmem.integrations.recall import recall
+from langchain_agentmem.writes import JUDGED
+from tests.openai_server import facts_judge, judged_pair
 
 T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -44,10 +46,14 @@ ANSWERS = {
 
 
 class ScriptedModel(BaseChatModel):
-    """Answers each statement as ``answers`` says (the last message's text); can fail, be
-    held, or answer with words no annotation can be read from."""
+    """Answers each statement as ``answers`` says (the last message's text), and each
+    judging request by ``judge`` (default: one attribute, two values); can fail, be held,
+    or answer with words no annotation can be read from."""
 
     answers: dict[str, Any] = Field(default_factory=dict)
+    judge: Any = None
+    """``(earlier, later) -> bool`` (``None``: :func:`facts_judge` of ``answers``)."""
+    judged: list[tuple[str, str]] = Field(default_factory=list)
     fail: bool = False
     garble: bool = False
     gate: Any = None
@@ -71,7 +77,15 @@ class ScriptedModel(BaseChatModel):
             self.gate.wait(30)
         if self.fail:
             raise ConnectionError("the model server is down")
-        answer = "I'd say it is about life." if self.garble else json.dumps(self.answers[text])
+        pair = judged_pair(text)
+        if pair is not None:
+            self.judged.append(pair)
+            judge = self.judge or facts_judge(self.answers)
+            answer = json.dumps({"replaced": judge(*pair)})
+        else:
+            answer = json.dumps(self.answers[text])
+        if self.garble:
+            answer = "I'd say it is about life."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
 
 
@@ -220,3 +234,85 @@ def test_a_prompt_about_now_shows_the_current_fact_alone(memory: AgentMemory) ->
     block = format_memories(then)
     assert "(since replaced): \"Hi, I'm Priya." in block
     assert memory.search("Where do I live?", namespace="priya", k=4)[1].id == lyon  # kept
+
+
+def test_a_link_is_made_only_when_the_model_judges_it(tmp_path: Path) -> None:
+    never = _model(judge=lambda earlier, later: False)
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=never) as memory:
+        _tell(memory, [LYON])
+        assert memory.wait_annotated(timeout=30)
+        assert never.judged == []  # nothing earlier: no judging call
+        (porto,) = _tell(memory, [PORTO], start=1)
+        assert memory.wait_annotated(timeout=30)
+        assert never.judged == [(LYON, PORTO)]  # one attribute, two values: asked, said no
+        assert "replaces" not in memory.get(porto, namespace="priya").metadata[ANNOTATION]
+
+
+TORONTO = "We rent a small flat in Toronto, near the lake."
+KRAKOW = "Big news: we moved into a flat in Krakow last week!"
+PETS = [f"My {pet} sleeps on the sofa all day." for pet in ("cat", "dog", "rabbit", "parrot")]
+
+
+def test_the_model_judges_a_change_its_facts_do_not_name(tmp_path: Path) -> None:
+    answers = {
+        TORONTO: {"about": ["housing"], "facts": {"flat": "small flat"}},
+        KRAKOW: {"about": ["home", "news"], "facts": {"news": "Krakow"}},
+        **{pet: {"about": ["pet"], "facts": {}} for pet in PETS},
+    }
+    model = ScriptedModel(answers=answers, judge=lambda earlier, later: earlier == TORONTO)
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=model) as memory:
+        toronto, *_ = _tell(memory, [TORONTO, *PETS])
+        (krakow,) = _tell(memory, [KRAKOW], start=len(PETS) + 1)
+        assert memory.wait_annotated(timeout=30)
+        asked = [earlier for earlier, later in model.judged if later == KRAKOW]
+        assert asked[0] == TORONTO and len(asked) <= JUDGED  # the closest in meaning first
+        note = memory.get(krakow, namespace="priya").metadata[ANNOTATION]
+        assert note["replaces"] == [
+            {"id": toronto, "why": "news / home: the model judged it replaced"}
+        ]
+        last = [d for d in memory.decisions("priya") if d.record_ids == (krakow,)][-1]
+        assert f"it replaces {toronto}" in last.reason
+
+
+BUS = "The bus pass arrived today, no more arriving soaked."
+LATE = "Work was busy today, I stayed late at the office again."
+COMMUTE = "How do I get to work these days?"
+
+
+def test_the_model_may_label_the_query(tmp_path: Path) -> None:
+    answers = {
+        BUS: {"about": ["commute", "transport"], "facts": {}},
+        LATE: {"about": ["job", "office"], "facts": {}},
+        COMMUTE: {"about": ["commute"]},
+    }
+    scores = {}
+    for label_queries in (False, True):
+        model = ScriptedModel(answers=answers, judge=lambda earlier, later: False)
+        url = f"sqlite:///{tmp_path / f'{label_queries}.db'}"
+        with AgentMemory(url, model=model, label_queries=label_queries) as memory:
+            _tell(memory, [BUS, LATE])
+            assert memory.wait_annotated(timeout=30)
+            for _ in range(2):
+                found = memory.search(COMMUTE, namespace="priya", k=2)
+            scores[label_queries] = {r.text: r.score for r in found}
+            assert model.asked.count(COMMUTE) == int(label_queries)  # once a query, if at all
+    assert scores[True][BUS] > scores[False][BUS]  # "commute" named by the model alone
+    assert scores[True][LATE] == pytest.approx(scores[False][LATE])
+
+
+def test_a_failing_query_label_call_only_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=_model()) as memory:
+        _tell(memory, [LYON, PORTO])
+        assert memory.wait_annotated(timeout=30)
+    broken = _model(fail=True)
+    with (
+        caplog.at_level(logging.WARNING, "langchain_agentmem.annotator"),
+        AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=broken, label_queries=True) as again,
+    ):
+        for _ in range(2):
+            assert again.search("Where do I live?", namespace="priya", k=1)[0].text == PORTO
+    assert len([r for r in caplog.records if "what a query is about" in r.getMessage()]) == 1
+    with pytest.raises(InvalidInputError, match="True only with a model="):
+        AgentMemory(":memory:", label_queries=True)

@@ -16,11 +16,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.openai_server import ScriptedOpenAIServer, message_text
+from tests.openai_server import ScriptedOpenAIServer, scripted_notes
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -49,10 +48,8 @@ DOC_FACTS = {
 """What the scripted model notes of the statements the docs annotate."""
 
 
-def _notes(body: dict[str, Any]) -> str:
-    """What the scripted model notes of a statement the docs store."""
-    said = message_text(body["messages"][-1])
-    return json.dumps(DOC_FACTS.get(said, {"about": ["everyday life"], "facts": {}}))
+_notes = scripted_notes(DOC_FACTS)
+"""What the scripted model notes of a statement the docs store, and which it replaces."""
 
 
 def python_blocks(path: Path) -> tuple[list[tuple[int, str]], int]:

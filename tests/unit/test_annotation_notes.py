@@ -10,12 +10,17 @@ from langchain_agentmem.annotations import (
     Notes,
     annotation,
     current_annotation,
+    judge_request,
     parse,
+    parse_judgement,
+    parse_query_labels,
+    query_request,
     replaced,
     same_value,
     worth_annotating,
 )
 from langchain_agentmem.integrations.prompt import format_memories, memory_line
+from langchain_agentmem.integrations.recall import current
 from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.stages import Pool, replaced_below, statement_first
 from langchain_agentmem.replies import MEMORY_SHAPE, question_of
@@ -90,6 +95,16 @@ def test_a_replaced_memory_is_marked_earlier_in_the_prompt() -> None:
     assert "(since replaced)" not in format_memories([lyon])
 
 
+def test_a_question_about_now_drops_only_what_its_successor_outranks() -> None:
+    lyon = MemoryRecord(id="lyon", namespace="p", text="I live in Lyon.", metadata={})
+    note = annotation(Notes(("home city",), {"home city": "Porto"}), "qwen", PORTO, [("lyon", "")])
+    porto = MemoryRecord(id="porto", namespace="p", text=PORTO, metadata={"annotation": note})
+    assert [r.id for r in current([porto, lyon], "Where do I live?")] == ["porto"]
+    assert [r.id for r in current([porto, lyon], "Where did I live before?")] == ["porto", "lyon"]
+    # ranked above its successor: search did not apply the link to this query; both stay
+    assert [r.id for r in current([lyon, porto], "Is Lyon nice?")] == ["lyon", "porto"]
+
+
 def test_a_memory_line_echoed_by_a_model_is_never_what_a_reply_answers() -> None:
     record = MemoryRecord(
         id="x", namespace="p", text="I moved.", metadata={"reply_to": "Where do you live?"}
@@ -135,3 +150,40 @@ def test_a_question_never_ranks_first_ahead_of_a_statement_that_shares_a_word() 
     placed = statement_first(scores, {1}, pool)
     assert max(placed, key=placed.__getitem__) == 2  # shares a word; 3 does not
     assert statement_first({1: 0.6, 3: 0.4}, {1}, pool) == {1: 0.6, 3: 0.4}
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict"),
+    [
+        ('{"replaced": true}', True),
+        ('{"replaced": false}', False),
+        ('Sure! {"replaced": "True"', True),  # text around it, the last brace missing
+        ('{"replaced": "maybe"}', None),
+        ("yes", None),
+        ("", None),
+    ],
+)
+def test_a_judgement_is_read_or_refused(answer: str, verdict: bool | None) -> None:
+    assert parse_judgement(answer) is verdict
+
+
+def test_a_judging_request_quotes_both_statements() -> None:
+    said = 'She said "call me" twice.'
+    messages = judge_request("I live in Lyon.", said)
+    assert messages[0]["role"] == "system" and len(messages) == 2 + 2 * 4
+    assert messages[-1] == {
+        "role": "user",
+        "content": 'Earlier: "I live in Lyon."\nLater: "She said \\"call me\\" twice."',
+    }
+
+
+def test_a_query_is_labelled_with_examples_and_its_labels_cleaned() -> None:
+    messages = query_request("How do I get to work?")
+    assert messages[0]["role"] == "system" and messages[-1]["content"] == "How do I get to work?"
+    assert parse_query_labels('{"about": ["Commute", "commute", " transport.", 3]') == (
+        "commute",
+        "transport",
+        "3",
+    )
+    assert parse_query_labels('{"about": "work"}') == ("work",)
+    assert parse_query_labels("no idea") == ()
