@@ -152,11 +152,8 @@ JUDGE_EXAMPLES: tuple[tuple[str, str, bool], ...] = (
 
 
 def judge_request(earlier: str, later: str) -> list[dict[str, str]]:
-    """The chat messages asking whether ``later`` makes ``earlier`` out of date.
-
-    One pair a request: asked about a numbered list of earlier statements at once, a small
-    model picks by position (``benchmarks/results/annotations.txt``).
-    """
+    """The chat messages asking whether ``later`` makes ``earlier`` out of date (one pair a
+    request)."""
     messages = [{"role": "system", "content": JUDGE_SYSTEM}]
     for old, new, verdict in JUDGE_EXAMPLES:
         messages.append({"role": "user", "content": _pair(old, new)})

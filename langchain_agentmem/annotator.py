@@ -15,10 +15,11 @@ once and tried again later (doubling waits, :data:`RETRY_WAITS`), never failing 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +135,8 @@ class Annotator:
         self._thread: threading.Thread | None = None
         self._calls = concurrent.futures.ThreadPoolExecutor(1, "agentmem-annotate-call")
         self._closed = False
+        self._pauses = 0
+        self._calling = False
         self._asked: dict[str, tuple[str, ...]] = {}
         self._read_failed = False
         self.calls = 0
@@ -202,6 +205,22 @@ class Annotator:
             self._asked[query] = labels
         return labels
 
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """While inside, no call is sent; entering waits for a call in flight to end (at
+        most the call's timeout). Pauses nest."""
+        with self._cond:
+            self._pauses += 1
+            deadline = time.monotonic() + self._timeout
+            while self._calling and (left := deadline - time.monotonic()) > 0:
+                self._cond.wait(left)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._pauses -= 1
+                self._cond.notify_all()
+
     # -- waiting and stopping ----------------------------------------------------------------
     def pending(self) -> int:
         """Records queued or being annotated now."""
@@ -246,12 +265,12 @@ class Annotator:
             while not self._closed:
                 now = time.monotonic()
                 due = min(self._queue.values(), key=lambda p: p.due, default=None)
-                if due is not None and due.due <= now:
+                if due is not None and due.due <= now and not self._pauses:
                     del self._queue[(due.namespace, due.record_id)]
                     self._flight.add((due.namespace, due.record_id))
                     self._busy += 1
                     return due
-                self._cond.wait(None if due is None else due.due - now)
+                self._cond.wait(None if due is None or self._pauses else due.due - now)
             return None
 
     def _run(self) -> None:
@@ -279,14 +298,26 @@ class Annotator:
         self._write(item.namespace, item.record_id, item.text, notes, self.name, links)
 
     def _ask(self, request: list[BaseMessage]) -> str:
-        """One model call, paced by the rate limit; its answer's text."""
+        """One model call, paced by the rate limit and held while paused; its answer's
+        text."""
         wait = self._last_call + self._gap - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        self._last_call = time.monotonic()
-        self.calls += 1
-        future = self._calls.submit(self.model.invoke, request)
-        answer = future.result(timeout=self._timeout)
+        with self._cond:
+            while self._pauses and not self._closed:
+                self._cond.wait()
+            if self._closed:
+                raise RuntimeError("the memory closed")
+            self._calling = True
+        try:
+            self._last_call = time.monotonic()
+            self.calls += 1
+            future = self._calls.submit(self.model.invoke, request)
+            answer = future.result(timeout=self._timeout)
+        finally:
+            with self._cond:
+                self._calling = False
+                self._cond.notify_all()
         return answer.content if isinstance(answer.content, str) else str(answer.content)
 
     def _failed(self, item: _Pending, exc: BaseException) -> None:

@@ -235,7 +235,8 @@ def _converse(
         reply = Reply(stdout)
         mark = turns.mark()
         try:
-            failed = answer(turns.agent, said, turns.config, reply)
+            with memory.annotation_paused():  # a local server serves one request at a time
+                failed = answer(turns.agent, said, turns.config, reply)
         except BaseException as exc:
             # Ctrl-C, a signal, a reader of the reply that went away: the turn may still be
             # running. It must not be replayed next time, nor written after.

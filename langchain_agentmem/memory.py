@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -212,6 +213,12 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
     async def await_annotated(self, timeout: float | None = None) -> bool:
         """Async :meth:`wait_annotated`."""
         return await asyncio.to_thread(self.wait_annotated, timeout)
+
+    def annotation_paused(self) -> contextlib.AbstractContextManager[None]:
+        """A context in which the model is sent no new annotation call (a call already
+        sent finishes): for a turn that needs the same model, when it serves one request
+        at a time. Statements stored meanwhile wait, and are annotated after it."""
+        return contextlib.nullcontext() if self.annotator is None else self.annotator.paused()
 
     def save_indexes(self) -> None:
         """Write the dense index of every cached namespace changed since it was last saved."""

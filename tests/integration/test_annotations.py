@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -316,3 +317,32 @@ def test_a_failing_query_label_call_only_logs(
     assert len([r for r in caplog.records if "what a query is about" in r.getMessage()]) == 1
     with pytest.raises(InvalidInputError, match="True only with a model="):
         AgentMemory(":memory:", label_queries=True)
+
+
+def test_a_turn_can_pause_annotation(tmp_path: Path) -> None:
+    gate = threading.Event()
+    model = _model(gate=gate)
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=model) as memory:
+        _tell(memory, [LYON])
+        deadline = time.monotonic() + 30
+        while LYON not in model.asked and time.monotonic() < deadline:
+            time.sleep(0.01)  # the call for LYON is in flight, held by the gate
+        entered, leave = threading.Event(), threading.Event()
+
+        def turn() -> None:
+            with memory.annotation_paused():
+                entered.set()
+                leave.wait(30)
+
+        threading.Thread(target=turn, daemon=True).start()
+        assert not entered.wait(0.3)  # a turn waits for the call in flight to end
+        gate.set()
+        assert entered.wait(30)
+        _tell(memory, [PORTO], start=1)
+        assert memory.wait_annotated(timeout=0.3) is False
+        assert PORTO not in model.asked  # nothing is sent during the turn
+        leave.set()
+        assert memory.wait_annotated(timeout=30)
+        assert model.asked.count(PORTO) == 1
+    with AgentMemory(":memory:") as bare, bare.annotation_paused():
+        pass  # no model: nothing to pause
