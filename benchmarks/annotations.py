@@ -88,9 +88,10 @@ def conversations(n: int) -> dict[str, list[dict[str, Any]]]:
 
 def links(
     memory: AgentMemory, conv: dict[str, Any], dump: list[dict[str, Any]] | None = None
-) -> tuple[int, int]:
-    """The model's replaces links in ``conv``'s namespace: how many, how many right (each
-    appended to ``dump`` with both texts when given)."""
+) -> tuple[int, int, int]:
+    """The model's replaces links in ``conv``'s namespace: how many, how many right, and
+    how many changed facts there are to link (each link appended to ``dump`` with both
+    texts when given)."""
     ns = f"facts-{conv['sample_id']}"
     records = {r.id: r for r in memory.records(ns)}
     dia = {rid: str(r.metadata.get("dia_id")) for rid, r in records.items()}
@@ -119,7 +120,7 @@ def links(
     if dump is not None:
         text = {dia[rid]: r.text for rid, r in records.items()}
         dump.extend({"new": text.get(n), "old": text.get(o), "missed": True} for n, o in missed)
-    return made, right
+    return made, right, len(changed)
 
 
 def timed_search(memory: AgentMemory, conv: dict[str, Any], out: list[float]) -> None:
@@ -145,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     model = model_from_env(cache)
     raws = conversations(args.n)
     rows: dict[str, dict[str, Counts]] = {}
-    made = right = 0
+    made = right = changes = 0
     dump: list[dict[str, Any]] = []
     adds: dict[str, list[float]] = {"bare": [], "model": []}
     searches: dict[str, list[float]] = {"bare": [], "model": []}
@@ -167,8 +168,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     for conv in raw:
                         timed_search(memory, conv, searches[kind])
                 for conv in raw:
-                    m, r = links(memories["model"], conv, dump)
-                    made, right = made + m, right + r
+                    m, r, c = links(memories["model"], conv, dump)
+                    made, right, changes = made + m, right + r, changes + c
                 print(name, {k: c.figures() for k, c in rows[name].items()}, flush=True)
             annotator = memories["model"].annotator
             assert annotator is not None
@@ -225,8 +226,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"seconds per call, asked afresh in this run (no cache), the first {COST_PROBES} "
         f"statements of the first hand-written set: p50 {per_call[0]:.2f}, p95 "
         f"{per_call[1]:.2f}",
-        f"replaces links made {made}, right {right} (a changed fact's current statement "
-        "linked to its stale one)",
+        f"replaces links made {made}, right {right} of {changes} changed facts (a changed "
+        "fact's current statement linked to its stale one)",
         "write, median over sets of the mean add per turn: bare "
         f"{percentile_ms(adds['bare'], 50):.1f} ms, with the model "
         f"{percentile_ms(adds['model'], 50):.1f} ms (a turn; annotation is off the write path)",
