@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -219,6 +219,16 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         sent finishes): for a turn that needs the same model, when it serves one request
         at a time. Statements stored meanwhile wait, and are annotated after it."""
         return contextlib.nullcontext() if self.annotator is None else self.annotator.paused()
+
+    @contextlib.asynccontextmanager
+    async def aannotation_paused(self) -> AsyncIterator[None]:
+        """Async :meth:`annotation_paused` (the wait for a call in flight runs in a thread)."""
+        paused = self.annotation_paused()
+        await asyncio.to_thread(paused.__enter__)
+        try:
+            yield
+        finally:
+            paused.__exit__(None, None, None)
 
     def save_indexes(self) -> None:
         """Write the dense index of every cached namespace changed since it was last saved."""

@@ -8,6 +8,7 @@ answers is measured in ``benchmarks/annotations.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -346,3 +347,18 @@ def test_a_turn_can_pause_annotation(tmp_path: Path) -> None:
         assert model.asked.count(PORTO) == 1
     with AgentMemory(":memory:") as bare, bare.annotation_paused():
         pass  # no model: nothing to pause
+
+
+def test_an_async_turn_can_pause_annotation(tmp_path: Path) -> None:
+    model = _model()
+
+    async def turn(memory: AgentMemory) -> None:
+        async with memory.aannotation_paused():
+            _tell(memory, [LYON])
+            assert await memory.await_annotated(timeout=0.3) is False
+            assert model.asked == []
+        assert await memory.await_annotated(timeout=30)
+
+    with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=model) as memory:
+        asyncio.run(turn(memory))
+    assert model.asked == [LYON]

@@ -21,20 +21,27 @@ def _public_methods() -> dict[str, object]:
     }
 
 
+def _is_async(method: object) -> bool:
+    """A coroutine function, or an async context manager's (``async with``)."""
+    return inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(
+        inspect.unwrap(method)  # type: ignore[arg-type]
+    )
+
+
 def test_every_method_has_an_async_twin() -> None:
     methods = _public_methods()
-    sync = {n for n, m in methods.items() if not inspect.iscoroutinefunction(m)}
+    sync = {n for n, m in methods.items() if not _is_async(m)}
     missing = sorted(n for n in sync - NO_TWIN if f"a{n}" not in methods)
     assert not missing, f"no async twin: {missing}"
     for name in sync - NO_TWIN:
-        assert inspect.iscoroutinefunction(methods[f"a{name}"]), name
+        assert _is_async(methods[f"a{name}"]), name
 
 
 def test_twins_take_the_same_parameters() -> None:
     methods = _public_methods()
     for name, method in methods.items():
         twin = methods.get(f"a{name}")
-        if twin is None or inspect.iscoroutinefunction(method):
+        if twin is None or _is_async(method):
             continue
         ours, theirs = inspect.signature(method), inspect.signature(twin)  # type: ignore[arg-type]
         assert list(ours.parameters.values()) == list(theirs.parameters.values()), name
