@@ -169,6 +169,11 @@ class ScriptedOpenAIServer:
         """Every request body received, oldest first (annotations apart)."""
         self.annotations: list[dict[str, Any]] = []
         """Every annotation request received, oldest first."""
+        self.overlapping = 0
+        """Requests received while one of the other kind (a turn's, an annotation's) was
+        being composed: a local server that answers one request at a time would have mixed
+        them up."""
+        self._busy = {True: 0, False: 0}  # requests being answered: turns, annotations
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -206,6 +211,17 @@ class ScriptedOpenAIServer:
         self.stop()
 
     def _answer(self, body: dict[str, Any]) -> str | dict[str, Any]:
+        turn = not is_annotation(body)
+        with self._lock:
+            self.overlapping += self._busy[not turn] > 0
+            self._busy[turn] += 1
+        try:
+            return self._compose(body)
+        finally:
+            with self._lock:
+                self._busy[turn] -= 1
+
+    def _compose(self, body: dict[str, Any]) -> str | dict[str, Any]:
         if is_annotation(body):
             with self._lock:
                 self.annotations.append(body)

@@ -7,11 +7,14 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.openai_server import ScriptedOpenAIServer, error
+from tests.openai_server import ScriptedOpenAIServer, error, plain_notes
 
 pytestmark = pytest.mark.slow
 
@@ -75,6 +78,31 @@ def test_chat_remembers_across_threads(tmp_path: Path) -> None:
         third = chat(tmp_path, env, "What is my cat's name?\n", "--user", "bob")
         assert third.returncode == 0, third.stderr
         assert "Miso" not in server.prompt_text(-1)
+
+
+def _slowly(text: str) -> Callable[[dict[str, Any]], str]:
+    def reply(body: dict[str, Any]) -> str:
+        time.sleep(1.0)  # a local model writing its reply
+        return text
+
+    return reply
+
+
+def test_no_annotation_call_is_sent_while_a_turn_waits_for_its_reply(tmp_path: Path) -> None:
+    # A local server that answers one request at a time would mix them up (empty replies).
+    lines = ["I moved to Porto last month.", "My new dentist is Dr. Lindqvist.", "I'm vegetarian."]
+
+    def notes(body: dict[str, Any]) -> str:
+        time.sleep(0.5)  # the same model, annotating
+        return plain_notes(body)
+
+    with ScriptedOpenAIServer(*(_slowly("Noted.") for _ in lines), annotate=notes) as server:
+        env = {"OPENAI_BASE_URL": server.url, "OPENAI_MODEL": "scripted-model"}
+        done = chat(tmp_path, env, "\n".join(lines) + "\n", "--user", "priya")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count("assistant> Noted.") == 3
+        assert len(server.requests) == 3 and len(server.annotations) >= 1
+        assert server.overlapping == 0
 
 
 def test_chat_reads_dotenv(tmp_path: Path) -> None:
