@@ -279,15 +279,13 @@ def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
 
 def _seconds_per_query(raw: list[dict[str, Any]]) -> tuple[float, float]:
     """p50 and p95 seconds of one query labelling call, uncached."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-
     from langchain_agentmem.annotations import query_request
+    from langchain_agentmem.annotator import as_messages
 
-    roles = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
     fresh = model_from_env(None)
     took = []
     for qa in [qa for conv in raw for qa in conv["qa"]][:COST_PROBES]:
-        request = [roles[m["role"]](m["content"]) for m in query_request(qa["question"])]
+        request = as_messages(query_request(qa["question"]))
         t0 = time.perf_counter()
         fresh.invoke(request)
         took.append(time.perf_counter() - t0)

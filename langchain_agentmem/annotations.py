@@ -90,14 +90,22 @@ def is_statement(text: str, metadata: Mapping[str, Any] | None) -> bool:
     return not (_SMALL_TALK.match(text) and len(words) < 2 * MIN_WORDS)
 
 
-def request(text: str) -> list[dict[str, str]]:
-    """The chat messages of the labelling request for ``text`` (OpenAI roles)."""
-    messages = [{"role": "system", "content": SYSTEM}]
-    for said, answer in EXAMPLES:
+def _few_shot(
+    system: str, examples: Iterable[tuple[str, object]], asked: str
+) -> list[dict[str, str]]:
+    """Chat messages (OpenAI roles): an instruction, worked examples (each asked, then
+    answered as JSON), and what is asked now."""
+    messages = [{"role": "system", "content": system}]
+    for said, answer in examples:
         messages.append({"role": "user", "content": said})
         messages.append({"role": "assistant", "content": json.dumps(answer)})
-    messages.append({"role": "user", "content": text})
+    messages.append({"role": "user", "content": asked})
     return messages
+
+
+def request(text: str) -> list[dict[str, str]]:
+    """The chat messages of the labelling request for ``text`` (OpenAI roles)."""
+    return _few_shot(SYSTEM, EXAMPLES, text)
 
 
 QUERY_SYSTEM = (
@@ -117,21 +125,19 @@ QUERY_EXAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 def query_request(query: str) -> list[dict[str, str]]:
     """The chat messages asking what ``query`` is about (OpenAI roles)."""
-    messages = [{"role": "system", "content": QUERY_SYSTEM}]
-    for asked, answer in QUERY_EXAMPLES:
-        messages.append({"role": "user", "content": asked})
-        messages.append({"role": "assistant", "content": json.dumps(answer)})
-    messages.append({"role": "user", "content": query})
-    return messages
+    return _few_shot(QUERY_SYSTEM, QUERY_EXAMPLES, query)
 
 
 def parse_query_labels(answer: str) -> tuple[str, ...]:
     """The labels of a query's labelling answer (none when it holds none)."""
     data = _json_object(answer or "")
-    raw = data.get("about") if data is not None else None
+    return _labels(data.get("about") if data is not None else None)[:MAX_LABELS]
+
+
+def _labels(raw: object) -> tuple[str, ...]:
+    """The cleaned, distinct labels of an answer's ``about`` (a list, or one label)."""
     found = raw if isinstance(raw, list) else [raw]
-    labels = (_clean(label).lower() for label in found)
-    return tuple(dict.fromkeys(label for label in labels if label))[:MAX_LABELS]
+    return tuple(dict.fromkeys(a for a in (_clean(x).lower() for x in found) if a))
 
 
 JUDGE_SYSTEM = (
@@ -154,12 +160,8 @@ JUDGE_EXAMPLES: tuple[tuple[str, str, bool], ...] = (
 def judge_request(earlier: str, later: str) -> list[dict[str, str]]:
     """The chat messages asking whether ``later`` makes ``earlier`` out of date (one pair a
     request)."""
-    messages = [{"role": "system", "content": JUDGE_SYSTEM}]
-    for old, new, verdict in JUDGE_EXAMPLES:
-        messages.append({"role": "user", "content": _pair(old, new)})
-        messages.append({"role": "assistant", "content": json.dumps({"replaced": verdict})})
-    messages.append({"role": "user", "content": _pair(earlier, later)})
-    return messages
+    examples = [(_pair(old, new), {"replaced": verdict}) for old, new, verdict in JUDGE_EXAMPLES]
+    return _few_shot(JUDGE_SYSTEM, examples, _pair(earlier, later))
 
 
 def _pair(earlier: str, later: str) -> str:
@@ -234,9 +236,7 @@ def parse(answer: str, text: str) -> Notes | None:
     data = _json_object(answer or "")
     if data is None:
         return None
-    raw_about = data.get("about")
-    about_list = raw_about if isinstance(raw_about, list) else [raw_about]
-    about = tuple(dict.fromkeys(a for a in (_clean(x).lower() for x in about_list) if a))
+    about = _labels(data.get("about"))
     facts: dict[str, str] = {}
     raw_facts = data.get("facts")
     if isinstance(raw_facts, dict):

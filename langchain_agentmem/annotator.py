@@ -71,11 +71,16 @@ def model_name(model: BaseChatModel) -> str:
 
 def messages(text: str) -> list[BaseMessage]:
     """The labelling request for ``text`` as LangChain messages."""
-    return _messages(request(text))
+    return as_messages(request(text))
 
 
-def _messages(request: list[dict[str, str]]) -> list[BaseMessage]:
+def as_messages(request: list[dict[str, str]]) -> list[BaseMessage]:
+    """A request's chat messages (OpenAI roles) as LangChain messages."""
     return [_ROLES[m["role"]](m["content"]) for m in request]
+
+
+def _text(answer: BaseMessage) -> str:
+    return answer.content if isinstance(answer.content, str) else str(answer.content)
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,7 @@ class Annotator:
             if query in self._asked:
                 return self._asked[query]
         try:
-            answer = self.model.invoke(_messages(query_request(query)))
+            answer = self.model.invoke(as_messages(query_request(query)))
         except Exception as exc:
             if not self._read_failed:
                 log.warning(
@@ -197,8 +202,7 @@ class Annotator:
                 )
             self._read_failed = True
             return ()
-        content = answer.content if isinstance(answer.content, str) else str(answer.content)
-        labels = parse_query_labels(content)
+        labels = parse_query_labels(_text(answer))
         with self._cond:
             if len(self._asked) >= MAX_ASKED:
                 self._asked.clear()
@@ -265,12 +269,12 @@ class Annotator:
             while not self._closed:
                 now = time.monotonic()
                 due = min(self._queue.values(), key=lambda p: p.due, default=None)
-                if due is not None and due.due <= now and not self._pauses:
+                if due is not None and due.due <= now:
                     del self._queue[(due.namespace, due.record_id)]
                     self._flight.add((due.namespace, due.record_id))
                     self._busy += 1
                     return due
-                self._cond.wait(None if due is None or self._pauses else due.due - now)
+                self._cond.wait(None if due is None else due.due - now)
             return None
 
     def _run(self) -> None:
@@ -293,7 +297,7 @@ class Annotator:
         links = []
         for candidate in self._candidates(item.namespace, item.record_id, item.text, notes):
             self.judgements += 1
-            if parse_judgement(self._ask(_messages(judge_request(candidate.text, item.text)))):
+            if parse_judgement(self._ask(as_messages(judge_request(candidate.text, item.text)))):
                 links.append((candidate.record_id, candidate.why))
         self._write(item.namespace, item.record_id, item.text, notes, self.name, links)
 
@@ -318,7 +322,7 @@ class Annotator:
             with self._cond:
                 self._calling = False
                 self._cond.notify_all()
-        return answer.content if isinstance(answer.content, str) else str(answer.content)
+        return _text(answer)
 
     def _failed(self, item: _Pending, exc: BaseException) -> None:
         if self._closed:
