@@ -62,8 +62,10 @@ class HybridConfig:
         restatement_margin: Least amount by which the cosine between a record and an older
             one must exceed their mean cosine to the other candidates for the record to count
             as restating the older one.
-        restatement_relevance: Least share of the score of the best record of the chain it
-            joins that a restatement must have to be placed above it.
+        restatement_relevance: Least share of the query match of the best record of the
+            chain it joins that a restatement must have to be placed above it (the match
+            alone: dense and BM25, before the gain for a named speaker and the neighbours'
+            lift).
         unmarked_standing: Least number of standard deviations by which the query cosine of
             a later statement without a change word must exceed the mean of its speaker's
             candidates (the older record left out) for it to count as a restatement
@@ -122,7 +124,7 @@ class HybridConfig:
     reply_weight: float = _tuned(0.5, _EXP + "locomo_context.txt", _SHARE)
     newer_first: bool = _tuned(True, _RECENCY, _FLAG)
     restatement_margin: float = _tuned(0.1, _EXP + "named_speakers.txt", _SHARE)
-    restatement_relevance: float = _tuned(0.3, _RECENCY, _SHARE)
+    restatement_relevance: float = _tuned(0.15, _EXP + "restatement_relevance.txt", _SHARE)
     unmarked_standing: float = _tuned(1.5, _RECENCY, _AT_LEAST_0)
     question_weight: float = _tuned(0.7, "benchmarks/results/repeated_questions.txt", _SHARE)
     named_speaker: float = _tuned(0.1, _EXP + "named_speakers.txt", _SHARE)

@@ -124,6 +124,7 @@ def newer_first(
     said_of: Callable[[int], Said],
     embeddings_of: VectorLookup,
     config: HybridConfig,
+    match: dict[int, float] | None = None,
 ) -> dict[int, float]:
     """``scores`` with each later restatement placed just above the older records it restates.
 
@@ -138,6 +139,12 @@ def newer_first(
     (:func:`nearest_pairs`, ``pair_margin``, ``pair_words``).
     Questions that do not ask for one present value are left as they are
     (:func:`asks_current_value`).
+
+    ``match``: how well each key matches the query itself, before what it gains for the
+    speaker the query names and from its thread neighbours; the relevance a restatement
+    needs is measured on it (default: ``scores``). A speaker's gain is the same for all
+    their records, and a neighbour's lift is borrowed: on those, small talk next to the
+    answer ("Spin is brutal, good luck.") would pass as a restatement of it.
     """
     if not scores or not asks_current_value(query, config.value_question_words):
         return scores
@@ -154,8 +161,10 @@ def newer_first(
         sims = (pool.vectors[newer] @ pool.vectors.T).astype(np.float64)
         margin = sims - background(pool.vectors, newer, sims)
     base = np.fromiter((scores[rid] for rid in keys), dtype=np.float64, count=len(keys))
+    own = scores if match is None else match
+    relevance = np.fromiter((own[rid] for rid in keys), dtype=np.float64, count=len(keys))
     restates = pool.cued[:, None] | stands | paired  # [b, a]: b may restate a, so far
-    placed = _place(pool, base, newer, margin, restates, config)
+    placed = _place(pool, base, relevance, newer, margin, restates, config)
     out = dict(scores)
     out.update(zip(keys, placed.tolist(), strict=True))
     return out
@@ -223,16 +232,18 @@ def _pairs(pool: _Pool, config: HybridConfig) -> tuple[np.ndarray, np.ndarray | 
 def _place(
     pool: _Pool,
     base: np.ndarray,
+    relevance: np.ndarray,
     newer: list[int],
     margin: np.ndarray,
     restates: np.ndarray,
     config: HybridConfig,
 ) -> np.ndarray:
     """Each candidate's score with the restatements in ``newer`` placed, oldest first, just
-    above the best-placed older record of their speaker they restate."""
+    above the best-placed older record of their speaker they restate (``relevance``: each
+    candidate's match to the query, as ``restatement_relevance`` compares it)."""
     placed = base.copy()
-    # The base score of the best record of each key's chain (its own, until it joins one).
-    best = base.copy()
+    # The relevance of the best record of each key's chain (its own, until it joins one).
+    best = relevance.copy()
     when, speaker = pool.when, pool.speaker
     for row in sorted(range(len(newer)), key=lambda r: when[newer[r]]):
         b = newer[row]
@@ -242,7 +253,7 @@ def _place(
             & (margin[row] >= config.restatement_margin)
             & restates[b]
             & (placed > placed[b])
-            & (base[b] >= config.restatement_relevance * best)
+            & (relevance[b] >= config.restatement_relevance * best)
         )
         if older.any():
             top = int(np.flatnonzero(older)[np.argmax(placed[older])])

@@ -97,10 +97,12 @@ def hybrid_search(
     """
     config = corpus.config
     pool = stages.gather(query, vector, k, corpus, labels)
-    base_arr = stages.base_scores(pool, config)
+    match_arr = stages.base_scores(pool, config)
+    base_arr = match_arr
     if named and (config.named_speaker > 0 or config.named_mention > 0):
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
+    match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
     scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
     if config.newer_first:
         scores = newer_first(
@@ -110,8 +112,11 @@ def hybrid_search(
             said_of=corpus.said,
             embeddings_of=corpus.embeddings,
             config=config,
+            match=match,
         )
-    scores = stages.replaced_below(scores, corpus, query, config.restatement_relevance, labels)
+    scores = stages.replaced_below(
+        scores, corpus, query, config.restatement_relevance, labels, match
+    )
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     if config.statement_first:
         scores = stages.statement_first(scores, corpus.questions, pool)

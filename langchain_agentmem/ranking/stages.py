@@ -147,11 +147,18 @@ def question_weight(
 
 
 def replaced_below(
-    scores: dict[int, float], corpus: Corpus, query: str, relevance: float, labels: str = ""
+    scores: dict[int, float],
+    corpus: Corpus,
+    query: str,
+    relevance: float,
+    labels: str = "",
+    match: dict[int, float] | None = None,
 ) -> dict[int, float]:
     """Each record a later one replaces (a model's link) placed just below the newest
     record of its chain that matches the query at least ``relevance`` times as well as it
-    does (``HybridConfig.restatement_relevance``, as newer first asks of a restatement).
+    does (``HybridConfig.restatement_relevance``, as newer first asks of a restatement;
+    ``match``: each key's match to the query itself, as newer first measures it; default
+    ``scores``).
 
     A link counts only for a query about what it changed: the attribute shares a word with
     the query or with the labels it matched (``labels``), so a link a model drew between
@@ -178,7 +185,8 @@ def replaced_below(
             seen.add(newest)
         if newest == rid or newest not in scores:
             continue
-        if scores[newest] >= relevance * scores[rid] and out[newest] <= out[rid]:
+        own = scores if match is None else match
+        if own[newest] >= relevance * own[rid] and out[newest] <= out[rid]:
             out[newest] = out[rid] + 1e-6
     return out
 
