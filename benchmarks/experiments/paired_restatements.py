@@ -201,12 +201,19 @@ def write_result(
     Path(out).write_text(f"{command}\n\n{intro}\n\n{text}\n", encoding="utf-8")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Score every variant; choose inside folds; print and write the results."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+def fact_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of an experiment over the fact-change sets and LoCoMo (``--data``,
+    ``--n``, ``--out``), described by the first line of ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
     parser.add_argument("--data", required=True, help="LoCoMo JSON file")
     parser.add_argument("--n", type=int, default=6, help="synthetic conversations per set")
     parser.add_argument("--out", help="text file for the results")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Score every variant; choose inside folds; print and write the results."""
+    parser = fact_parser(__doc__)
     parser.add_argument(
         "--directions", action="store_true", help="vary which way pairs are nearest"
     )

@@ -34,7 +34,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -54,7 +53,7 @@ from langchain_agentmem.rl.retrieval import hybrid_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aboutness import locomo_summary, ranker
-from paired_restatements import POOL, fact_sets, variant_rows, write_result
+from paired_restatements import POOL, fact_parser, fact_sets, variant_rows, write_result
 from question_records import recalls
 from recency_ablation import SETS, fact_scores
 
@@ -103,11 +102,7 @@ def unplaced(keys: set[Said]) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Score every variant; choose inside folds; print and write the results."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--data", required=True, help="LoCoMo JSON file")
-    parser.add_argument("--n", type=int, default=6, help="synthetic conversations per set")
-    parser.add_argument("--out", help="text file for the results")
-    args = parser.parse_args(argv)
+    args = fact_parser(__doc__).parse_args(argv)
     started = time.perf_counter()
     raw, sets, names, locomo = fact_sets(args.n, args.data)
     generated = [name for name, *_ in SETS]

@@ -170,6 +170,7 @@ def replaced_below(
     if not linked or PAST_WORDS.search(query):
         return scores  # no model's link among the results (always so without a model)
     asked = set(tokenize(f"{query} {labels}"))
+    own = scores if match is None else match
     out = dict(scores)
     for rid in sorted(linked, key=lambda key: (-scores[key], key)):
         newest, seen = rid, {rid}
@@ -185,7 +186,6 @@ def replaced_below(
             seen.add(newest)
         if newest == rid or newest not in scores:
             continue
-        own = scores if match is None else match
         if own[newest] >= relevance * own[rid] and out[newest] <= out[rid]:
             out[newest] = out[rid] + 1e-6
     return out
