@@ -54,12 +54,12 @@ CACHE = Path(__file__).resolve().parent / ".cache" / "annotation_answers.json"
 
 VARIANTS = {
     "links only (label_weight 0)": HybridConfig(label_weight=0.0),
-    "label_weight 0.5, label_match 0.4": HybridConfig(label_weight=0.5, label_match=0.4),
+    "label_weight 1.0, label_match 0.4 (before)": HybridConfig(label_weight=1.0, label_match=0.4),
     "label_weight 0.5, label_match 0.5": HybridConfig(label_weight=0.5, label_match=0.5),
-    "label_weight 1.0, label_match 0.5": HybridConfig(label_weight=1.0, label_match=0.5),
-    "label_weight 1.0, label_match 0.4 (shipped)": HybridConfig(),
+    "label_weight 0.25, label_match 0.5 (shipped)": HybridConfig(),
 }
-"""How the model's annotations are searched, over every set: the same stored annotations."""
+"""How the model's annotations are searched, over every set: the same stored annotations
+(the grid, chosen inside folds: ``benchmarks/experiments/label_weights.py``)."""
 
 
 def model_from_env(cache: JsonFileCache | None) -> ChatOpenAI:

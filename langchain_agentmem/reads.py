@@ -19,7 +19,7 @@ from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.ranking import check_mode
-from langchain_agentmem.ranking.labels import matched_labels
+from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, matched_labels
 from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
@@ -68,7 +68,7 @@ def _hits(
     k: int,
     mode: str,
     keep: Narrowed,
-    labels: str = "",
+    labels: QueryLabels = NO_LABELS,
 ) -> list[tuple[int, float]]:
     """The ``k`` best hits of ``asked`` in ``view`` that ``keep`` keeps, best first.
 
@@ -150,11 +150,18 @@ class MemoryReads(MemoryCore):
             self._label_vectors.clear()
         self._label_vectors.update(zip(labels, np.asarray(vectors, dtype=np.float32), strict=True))
 
-    def _query_labels(self, vector: Vector | None, labels: Sequence[str]) -> str:
-        """The words of the labels the query of ``vector`` matches."""
+    def _query_labels(
+        self, vector: Vector | None, labels: Sequence[str], named: str = ""
+    ) -> QueryLabels:
+        """The words of the labels the query of ``vector`` matches, with the words of the
+        labels the model named for it (``named``)."""
         if vector is None or not labels:
-            return ""
-        return label_words(matched_labels(vector, labels, self._label_vectors, self.hybrid))
+            return QueryLabels(named, named)
+        terms, topics = (
+            label_words(matched_labels(vector, labels, self._label_vectors, self.hybrid, least))
+            for least in (self.hybrid.label_match, self.hybrid.link_match)
+        )
+        return QueryLabels(f"{terms} {named}".strip(), f"{topics} {terms} {named}".strip())
 
     def _labels_named(self, said: Sequence[str], labels: Sequence[str]) -> str:
         """The words of the namespace's ``labels`` that one of the model's labels of a
@@ -180,7 +187,7 @@ class MemoryReads(MemoryCore):
         mode: str,
         keep: Narrowed,
         speakers: Speakers | None = None,
-        labels: str = "",
+        labels: QueryLabels = NO_LABELS,
     ) -> list[MemoryRecord] | Reread:
         """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
         with; ``None``: not checked) differ from the namespace's now, :class:`Reread`."""
@@ -230,14 +237,14 @@ class MemoryReads(MemoryCore):
             if missing:
                 self._remember_labels(missing, (yield Embed(missing)))
             named = self._labels_named(said, labels)
-        words = f"{self._query_labels(vector, labels)} {named}".strip()
+        words = self._query_labels(vector, labels, named)
         found = yield Call.of(
             self._search, asked, vector, namespace, k, mode, keep, speakers, words
         )
         if isinstance(found, Reread):  # another writer changed who speaks here
             asked = _named(query, found.speakers)
             vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-            words = f"{self._query_labels(vector, labels)} {named}".strip()
+            words = self._query_labels(vector, labels, named)
             found = yield Call.of(
                 self._search, asked, vector, namespace, k, mode, keep, None, words
             )

@@ -28,6 +28,10 @@ MEMORY_SHAPE = re.compile(
 """A memory line as the prompt shows memories (``[2026-12-18 19:42 UTC] user (replying to
 "...")``): a model that echoes one wrote no question of its own there."""
 
+_DATA = re.compile(r"^\s*(?:```\w*\s*)?(?:\{\s*\"|\[\s*[{\"\[])")
+"""A reply that is data (a JSON object or list, fenced or not): a model that answers so
+(echoing the prompt's fields: "date", "who said it", "question") asked nothing of its own."""
+
 
 def question_of(text: str) -> str:
     """What of ``text`` a reply to it is kept with: its last sentence that asks something,
@@ -36,9 +40,10 @@ def question_of(text: str) -> str:
 
     A reply is about the question it answers, never about the rest of a long message (a
     model's run-on reply, say): only that question is stored, and read. Lines shaped like
-    the prompt's memory lines (:data:`MEMORY_SHAPE`) are never read as the question.
+    the prompt's memory lines (:data:`MEMORY_SHAPE`) are never read as the question, nor is
+    a reply that is data (a JSON object or list).
     """
-    if "?" not in text:
+    if "?" not in text or _DATA.match(text):
         return ""
     if MEMORY_SHAPE.search(text):
         text = "\n".join(line for line in text.splitlines() if not MEMORY_SHAPE.search(line))

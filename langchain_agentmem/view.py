@@ -27,6 +27,7 @@ from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
 from langchain_agentmem.ranking import hybrid_search
 from langchain_agentmem.ranking.corpus import Indexed
+from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels
 from langchain_agentmem.replies import only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
@@ -381,7 +382,7 @@ class NamespaceView(Indexed):
         k: int,
         mode: str,
         named: frozenset[str] = frozenset(),
-        labels: str = "",
+        labels: QueryLabels = NO_LABELS,
     ) -> list[tuple[int, float]]:
         """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its ``vector`` unless
         lexical; ``named``: the speakers a hybrid query named, taken out of it; ``labels``:
@@ -413,7 +414,7 @@ class NamespaceView(Indexed):
         vector: Vector,
         k: int,
         named: frozenset[str] = frozenset(),
-        labels: str = "",
+        labels: QueryLabels = NO_LABELS,
     ) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
         if self.index is None:

@@ -112,6 +112,9 @@ class HybridConfig:
             label's words to join the query's, in [0, 1] (a match by embedding: no model
             call when searching).
         label_terms: Most labels a query takes that way, best first.
+        link_match: Least cosine between the query and a label of the namespace for a
+            model's replaces link to count when the label shares a word with the attribute
+            it changed ("Where do I live?" and "home city", 0.43), in [0, 1].
         hnsw_threshold: Records in one namespace past which its dense index goes
             approximate (an HNSW graph); ``None``: ``AGENTMEM_HNSW_THRESHOLD``, else
             :data:`~langchain_agentmem.index.dense.DEFAULT_HNSW_THRESHOLD`.
@@ -138,9 +141,10 @@ class HybridConfig:
     min_background: int = _tuned(3, _RECENCY, _COUNT)
     repeat_neighbours: int = _tuned(8, "benchmarks/results/repeated_questions.txt", _COUNT)
     statement_first: bool = _tuned(True, "benchmarks/results/repeated_questions.txt", _FLAG)
-    label_weight: float = _tuned(1.0, "benchmarks/results/annotations.txt", _SHARE)
-    label_match: float = _tuned(0.4, "benchmarks/results/annotations.txt", _SHARE)
+    label_weight: float = _tuned(0.25, _EXP + "label_weights.txt", _SHARE)
+    label_match: float = _tuned(0.5, _EXP + "label_weights.txt", _SHARE)
     label_terms: int = _tuned(3, "benchmarks/results/annotations.txt", _COUNT)
+    link_match: float = _tuned(0.4, "benchmarks/results/annotations.txt", _SHARE)
     hnsw_threshold: int | None = _tuned(None, "benchmarks/results/scale.txt", _WHOLE_OR_UNSET)
 
     def __post_init__(self) -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.ranking import stages
 from langchain_agentmem.ranking.corpus import Corpus
+from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels
 from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.types import Vector
 
@@ -77,7 +78,7 @@ def hybrid_search(
     corpus: Corpus,
     *,
     named: frozenset[str] = frozenset(),
-    labels: str = "",
+    labels: QueryLabels = NO_LABELS,
 ) -> list[tuple[int, float]]:
     """The ``k`` best keys of ``corpus`` by hybrid score (see the module docstring).
 
@@ -89,14 +90,14 @@ def hybrid_search(
         named: The speakers the query named (already taken out of ``query`` and
             ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
             records gain ``config.named_speaker``.
-        labels: The words of the namespace's labels the query matched (searched as the
-            query's own).
+        labels: The words of the namespace's labels the query matched: ``terms`` searched
+            as the query's own, ``topics`` what a model's links are read against.
 
     Returns:
         ``(key, score)`` pairs, best first, score in [0, 1], ties broken by the lower key.
     """
     config = corpus.config
-    pool = stages.gather(query, vector, k, corpus, labels)
+    pool = stages.gather(query, vector, k, corpus, labels.terms)
     match_arr = stages.base_scores(pool, config)
     base_arr = match_arr
     if named and (config.named_speaker > 0 or config.named_mention > 0):
@@ -114,10 +115,11 @@ def hybrid_search(
             config=config,
             match=match,
         )
-    scores = stages.replaced_below(
-        scores, corpus, query, config.restatement_relevance, labels, match
-    )
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     if config.statement_first:
         scores = stages.statement_first(scores, corpus.questions, pool)
+    # Last: a statement lifted above a question is still placed below its successor.
+    scores = stages.replaced_below(
+        scores, corpus, query, config.restatement_relevance, labels.topics, match
+    )
     return stages.best(scores, k)

@@ -20,6 +20,7 @@ from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings, memor
 from langchain_agentmem.integrations.mcp_http import http_app
 from tests.fakes import RecordingChatModel
 from tests.mcp_servers import HttpServer, http_session, jsonrpc, stdio_session
+from tests.openai_server import ScriptedOpenAIServer, scripted_notes
 
 ALICE = "alice-token-" + "a" * 24
 BOB = "bob-token-" + "b2" * 12
@@ -99,6 +100,39 @@ async def test_stdio_client_lists_saves_searches_forgets_and_refuses_bad_input(
     assert stored(url, embeddings, "alice") == []
     log = (tmp_path / "stderr.txt").read_text()
     assert "serving 'alice'" in log and "Traceback" not in log
+
+
+LYON = "I live in Lyon and I'm vegetarian."
+PORTO = "I moved to Porto last month."
+
+
+async def test_stdio_with_annotate_marks_what_a_later_statement_replaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes = {
+        LYON: {"about": ["home city", "diet"], "facts": {"home city": "Lyon"}},
+        PORTO: {"about": ["home city"], "facts": {"home city": "Porto"}},
+    }
+    url = f"sqlite:///{tmp_path / 'annotated.db'}"
+    with ScriptedOpenAIServer(annotate=scripted_notes(notes)) as model:
+        monkeypatch.setenv("OPENAI_BASE_URL", model.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        with (tmp_path / "stderr.txt").open("w") as errlog:
+            async with stdio_session(url, "priya", tmp_path, errlog, "--annotate") as session:
+                added_id(await session.call_tool("save_memory", {"text": LYON}))
+                added_id(await session.call_tool("save_memory", {"text": PORTO}))
+                deadline = asyncio.get_running_loop().time() + 60
+                while True:  # annotation runs off the tool call, in the server process
+                    asked = {"query": "Where do I live?"}
+                    found = text(await session.call_tool("search_memory", asked))
+                    if "(since replaced)" in found or asyncio.get_running_loop().time() > deadline:
+                        break
+                    await asyncio.sleep(0.2)
+    assert found.index(PORTO) < found.index(LYON), found
+    assert f'(since replaced): "{LYON}"' in found
+    assert len(model.annotations) == 3  # two statements labelled, one pair judged
+    log = (tmp_path / "stderr.txt").read_text()
+    assert "Traceback" not in log
 
 
 async def test_stdio_refuses_a_bad_k_at_start(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from langchain_agentmem import (
 from langchain_agentmem.integrations.prompt import CLOSE, OPEN, SEARCH_HEADER
 from langchain_agentmem.types import MemoryRecord
 from tests.fakes import RecordingChatModel
-from tests.openai_server import ScriptedOpenAIServer, tool_call
+from tests.openai_server import ScriptedOpenAIServer, scripted_notes, tool_call
 
 
 def cfg(user: str, thread: str) -> RunnableConfig:
@@ -347,6 +347,52 @@ def test_memory_tools_save_search_forget(memory: AgentMemory, server: ScriptedOp
     agent.invoke(ask("Forget my allergy."), cfg("alice", "t4"))
     assert memory.records("alice") == []
     assert memory.decisions("alice")[-1].kind is OpKind.DELETE
+
+
+LYON = "I live in Lyon and I'm vegetarian."
+MOREAU = "My dentist is Dr. Moreau."
+PORTO = "I moved to Porto last month."
+LINDQVIST = "My new dentist is Dr. Lindqvist."
+NOTES = {
+    LYON: {"about": ["home city", "diet"], "facts": {"home city": "Lyon", "diet": "vegetarian"}},
+    MOREAU: {"about": ["dentist"], "facts": {"dentist": "Dr. Moreau"}},
+    PORTO: {"about": ["home city"], "facts": {"home city": "Porto"}},
+    LINDQVIST: {"about": ["dentist"], "facts": {"dentist": "Dr. Lindqvist"}},
+}
+
+
+def _saves(*texts: str) -> dict[str, Any]:
+    """A reply calling ``save_memory`` once per text, in one message (run in parallel)."""
+    return {
+        "content": "",
+        "tool_calls": [{"name": "save_memory", "args": {"text": t}} for t in texts],
+    }
+
+
+def test_saves_called_in_parallel_are_annotated_and_linked(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(annotate=scripted_notes(NOTES)) as srv:
+        url = f"sqlite:///{tmp_path / 'm.db'}"
+        with AgentMemory(url, model=openai(srv)) as memory:
+            agent = create_agent(openai(srv), tools=memory_tools(memory))
+            srv.add(_saves(LYON, MOREAU), "Saved both.")
+            agent.invoke(ask("Remember where I live and who my dentist is."), cfg("priya", "t1"))
+            srv.add(_saves(PORTO, LINDQVIST), "Saved both.")
+            agent.invoke(ask("I moved, and changed dentist."), cfg("priya", "t2"))
+            assert memory.wait_annotated(timeout=60)
+            texts = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
+            assert len(texts) == 2 and all(t.startswith("ADD ") for t in texts)
+            links = {
+                r.text: [link["why"] for link in r.metadata["annotation"].get("replaces", [])]
+                for r in memory.records("priya")
+            }
+            found = memory.search("Who is my dentist?", namespace="priya", k=1)
+    assert links == {
+        LYON: [],
+        MOREAU: [],
+        PORTO: ["home city: Lyon -> Porto"],
+        LINDQVIST: ["dentist: Dr. Moreau -> Dr. Lindqvist"],
+    }
+    assert found[0].text == LINDQVIST
 
 
 async def test_memory_tools_async(memory: AgentMemory, server: ScriptedOpenAIServer) -> None:

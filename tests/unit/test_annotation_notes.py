@@ -114,6 +114,14 @@ def test_a_memory_line_echoed_by_a_model_is_never_what_a_reply_answers() -> None
     assert question_of(f"Noted! {line}") == ""
     assert question_of(f"{line}\nAnd who is your dentist now?") == "And who is your dentist now?"
     assert question_of("What did you paint?") == "What did you paint?"
+    echoed = (  # a 0.5B model's whole reply to "My new dentist is Dr. Lindqvist."
+        '{\n  "date": "2026-12-05 23:45:45 UTC",\n  "who said it": "user: Moved to Porto",\n'
+        '  "question": "Where do you live now?",\n  "words": "[2026-12-05 23:45:45 UTC]"\n}'
+    )
+    assert question_of(echoed) == ""
+    assert question_of(f"```json\n{echoed}\n```") == ""
+    assert question_of('["Where do you live now?"]') == ""
+    assert question_of("{Braces} aside, where do you live now?") != ""
 
 
 def _corpus() -> Indexed:
