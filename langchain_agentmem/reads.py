@@ -19,7 +19,7 @@ from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.ranking import check_mode
-from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, matched_labels
+from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, query_labels
 from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
@@ -157,11 +157,7 @@ class MemoryReads(MemoryCore):
         labels the model named for it (``named``)."""
         if vector is None or not labels:
             return QueryLabels(named, named)
-        terms, topics = (
-            label_words(matched_labels(vector, labels, self._label_vectors, self.hybrid, least))
-            for least in (self.hybrid.label_match, self.hybrid.link_match)
-        )
-        return QueryLabels(f"{terms} {named}".strip(), f"{topics} {terms} {named}".strip())
+        return query_labels(vector, labels, self._label_vectors, self.hybrid, named)
 
     def _labels_named(self, said: Sequence[str], labels: Sequence[str]) -> str:
         """The words of the namespace's ``labels`` that one of the model's labels of a

@@ -39,8 +39,10 @@ import numpy as np
 from langchain_agentmem import AgentMemory, HybridConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotations import conversations
 from fact_change import SETS, Counts, score
+from paired_restatements import held_out_rows
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MATCHES = (0.3, 0.4, 0.5, 0.6)
@@ -110,18 +112,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     picks = {s: choose([t for t in generated if t != s]) for s in generated}
     overall = choose(generated)
     picks.update({s: overall for s in raws if s not in generated})
-    sub = f"{'set':<10}{'chosen':<{width}}{'cur@1':>8}{'cur@5':>8}{'st>cur':>8}{'bef@5':>8}"
-    lines += ["", "Each set scored with the pair chosen on the other generated sets:", ""]
-    lines += [sub, "-" * len(sub)]
     shipped = next(iter(configs))
-    for s in raws:
-        lines.append(
-            f"{s:<10}{picks[s]:<{width}}"
-            + "".join(f"{a:>8.3f}" for a in facts[picks[s]][s])
-            + "   (shipped: "
-            + " ".join(f"{a:.3f}" for a in facts[shipped][s])
-            + ")"
-        )
+    title = "Each set scored with the pair chosen on the other generated sets:"
+    lines += held_out_rows(title, list(raws), picks, facts, shipped, "shipped", width)
     for label in dict.fromkeys([shipped, *picks.values()]):
         mean = np.mean([facts[label][s] for s in raws], axis=0)
         lines.append(f"mean over the sets, {label}: " + " ".join(f"{a:.3f}" for a in mean.tolist()))

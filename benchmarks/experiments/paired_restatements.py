@@ -74,6 +74,7 @@ MARGINS = (0.15, 0.2, 0.25, 0.3)
 WORDS = (12, 16, 24, 32, 10_000)
 NONE = "no pairs"
 DIRECTIONS = ("both", "later", "older")
+HELD_OUT = "Each fact-change set scored with the variant chosen on the other sets:"
 """Which way two statements must be nearest to pair (``both``: as shipped)."""
 
 PairRule = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]], np.ndarray]
@@ -184,6 +185,30 @@ def variant_rows(
     return lines
 
 
+def held_out_rows(
+    title: str,
+    names: Sequence[str],
+    picks: dict[str, str],
+    facts: dict[str, dict[str, Any]],
+    reference: str,
+    called: str,
+    width: int,
+) -> list[str]:
+    """The table of each set in ``names`` scored with the variant chosen for it (``picks``),
+    beside the figures of the variant ``reference`` (shown as ``called``), under ``title``."""
+    sub = f"{'set':<10}{'chosen':<{width}}{'cur@1':>8}{'cur@5':>8}{'st>cur':>8}{'bef@5':>8}"
+    lines = ["", title, "", sub, "-" * len(sub)]
+    for s in names:
+        lines.append(
+            f"{s:<10}{picks[s]:<{width}}"
+            + "".join(f"{a:>8.3f}" for a in facts[picks[s]][s])
+            + f"   ({called}: "
+            + " ".join(f"{a:.3f}" for a in facts[reference][s])
+            + ")"
+        )
+    return lines
+
+
 def write_result(
     out: str, script: str, argv: Sequence[str] | None, n: int, started: float, text: str
 ) -> None:
@@ -271,18 +296,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     picks = {s: choose([t for t in generated if t != s]) for s in generated}
     overall = choose(generated)
     picks["hand"] = picks["news"] = overall
-    lines += ["", "Each fact-change set scored with the variant chosen on the other sets:", ""]
-    sub = f"{'set':<10}{'chosen':<{width}}{'cur@1':>8}{'cur@5':>8}{'st>cur':>8}{'bef@5':>8}"
-    lines += [sub, "-" * len(sub)]
-    for s in names:
-        before, held = facts[NONE][s], facts[picks[s]][s]
-        lines.append(
-            f"{s:<10}{picks[s]:<{width}}"
-            + "".join(f"{a:>8.3f}" for a in held)
-            + "   (no pairs: "
-            + " ".join(f"{a:.3f}" for a in before)
-            + ")"
-        )
+    lines += held_out_rows(HELD_OUT, names, picks, facts, NONE, "no pairs", width)
     loco_picks = [choose(generated, i) for i in range(len(locomo))]
     held_rows = [r for i, name in enumerate(loco_picks) for r in loco[name][i]]
     held_locomo = locomo_summary(held_rows)

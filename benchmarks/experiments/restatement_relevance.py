@@ -47,7 +47,14 @@ from langchain_agentmem.rl.retrieval import hybrid_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aboutness import LocomoRows, locomo_summary, ranker
-from paired_restatements import fact_parser, fact_sets, variant_rows, write_result
+from paired_restatements import (
+    HELD_OUT,
+    fact_parser,
+    fact_sets,
+    held_out_rows,
+    variant_rows,
+    write_result,
+)
 from question_records import recalls
 from recency_ablation import SETS, fact_scores
 
@@ -135,17 +142,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     overall = choose(generated)
     picks["hand"] = picks["news"] = overall
     width = max(map(len, configs)) + 2
-    sub = f"{'set':<10}{'chosen':<{width}}{'cur@1':>8}{'cur@5':>8}{'st>cur':>8}{'bef@5':>8}"
-    lines += ["", "Each fact-change set scored with the variant chosen on the other sets:", ""]
-    lines += [sub, "-" * len(sub)]
-    for s in names:
-        lines.append(
-            f"{s:<10}{picks[s]:<{width}}"
-            + "".join(f"{a:>8.3f}" for a in facts[picks[s]][s])
-            + "   (before: "
-            + " ".join(f"{a:.3f}" for a in facts[BEFORE][s])
-            + ")"
-        )
+    lines += held_out_rows(HELD_OUT, names, picks, facts, BEFORE, "before", width)
     lines += [
         "",
         f"Chosen on all six generated sets: {overall}. Not below before on LoCoMo "

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from langchain_agentmem.annotations import label_words
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.types import Vector
 
@@ -32,26 +33,32 @@ NO_LABELS = QueryLabels()
 """A query that matched no label."""
 
 
-def matched_labels(
+def query_labels(
     vector: Vector,
     labels: Sequence[str],
     vectors: Mapping[str, Vector],
     config: HybridConfig,
-    least: float | None = None,
-) -> list[str]:
-    """The labels of ``labels`` the query of ``vector`` matches, best first.
+    named: str = "",
+) -> QueryLabels:
+    """The words of the labels of ``labels`` the query of ``vector`` matches: of the best
+    ``label_terms``, those at cosine ``label_match`` or more as its terms, those at
+    ``link_match`` or more (and its terms) as its topics; ``named`` joins both.
 
     Args:
         vector: The query's normalised embedding.
         labels: The namespace's labels.
         vectors: Each label's normalised embedding (labels without one are skipped).
-        config: ``label_match`` and ``label_terms``.
-        least: The least cosine (default ``config.label_match``).
+        config: ``label_weight`` (0: no label matches), ``label_match``, ``link_match``
+            and ``label_terms``.
+        named: Words of the labels a model named for the query
+            (``AgentMemory(label_queries=True)``).
     """
     known = [label for label in labels if label in vectors]
     if not known or config.label_weight <= 0:
-        return []
-    least = config.label_match if least is None else least
+        return QueryLabels(named, named)
     sims = np.stack([vectors[label] for label in known]) @ np.asarray(vector, dtype=np.float32)
-    order = np.argsort(-sims, kind="stable")[: config.label_terms]
-    return [known[i] for i in order.tolist() if sims[i] >= least]
+    best = [(known[i], float(sims[i])) for i in np.argsort(-sims, kind="stable").tolist()]
+    best = best[: config.label_terms]
+    terms = label_words(label for label, sim in best if sim >= config.label_match)
+    topics = label_words(label for label, sim in best if sim >= config.link_match)
+    return QueryLabels(f"{terms} {named}".strip(), f"{topics} {terms} {named}".strip())

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings, memory_tools
 from langchain_agentmem.integrations.mcp_http import http_app
 from tests.fakes import RecordingChatModel
+from tests.integration.test_annotations import ANSWERS, LYON, PORTO
 from tests.mcp_servers import HttpServer, http_session, jsonrpc, stdio_session
 from tests.openai_server import ScriptedOpenAIServer, scripted_notes
 
@@ -102,19 +103,11 @@ async def test_stdio_client_lists_saves_searches_forgets_and_refuses_bad_input(
     assert "serving 'alice'" in log and "Traceback" not in log
 
 
-LYON = "I live in Lyon and I'm vegetarian."
-PORTO = "I moved to Porto last month."
-
-
 async def test_stdio_with_annotate_marks_what_a_later_statement_replaces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    notes = {
-        LYON: {"about": ["home city", "diet"], "facts": {"home city": "Lyon"}},
-        PORTO: {"about": ["home city"], "facts": {"home city": "Porto"}},
-    }
     url = f"sqlite:///{tmp_path / 'annotated.db'}"
-    with ScriptedOpenAIServer(annotate=scripted_notes(notes)) as model:
+    with ScriptedOpenAIServer(annotate=scripted_notes(ANSWERS)) as model:
         monkeypatch.setenv("OPENAI_BASE_URL", model.url)
         monkeypatch.setenv("OPENAI_API_KEY", "local")
         with (tmp_path / "stderr.txt").open("w") as errlog:

@@ -36,6 +36,7 @@ from langchain_agentmem import (
 from langchain_agentmem.integrations.prompt import CLOSE, OPEN, SEARCH_HEADER
 from langchain_agentmem.types import MemoryRecord
 from tests.fakes import RecordingChatModel
+from tests.integration.test_annotations import ANSWERS, LINDQVIST, LYON, MOREAU, PORTO
 from tests.openai_server import ScriptedOpenAIServer, scripted_notes, tool_call
 
 
@@ -349,18 +350,6 @@ def test_memory_tools_save_search_forget(memory: AgentMemory, server: ScriptedOp
     assert memory.decisions("alice")[-1].kind is OpKind.DELETE
 
 
-LYON = "I live in Lyon and I'm vegetarian."
-MOREAU = "My dentist is Dr. Moreau."
-PORTO = "I moved to Porto last month."
-LINDQVIST = "My new dentist is Dr. Lindqvist."
-NOTES = {
-    LYON: {"about": ["home city", "diet"], "facts": {"home city": "Lyon", "diet": "vegetarian"}},
-    MOREAU: {"about": ["dentist"], "facts": {"dentist": "Dr. Moreau"}},
-    PORTO: {"about": ["home city"], "facts": {"home city": "Porto"}},
-    LINDQVIST: {"about": ["dentist"], "facts": {"dentist": "Dr. Lindqvist"}},
-}
-
-
 def _saves(*texts: str) -> dict[str, Any]:
     """A reply calling ``save_memory`` once per text, in one message (run in parallel)."""
     return {
@@ -370,7 +359,7 @@ def _saves(*texts: str) -> dict[str, Any]:
 
 
 def test_saves_called_in_parallel_are_annotated_and_linked(tmp_path: Path) -> None:
-    with ScriptedOpenAIServer(annotate=scripted_notes(NOTES)) as srv:
+    with ScriptedOpenAIServer(annotate=scripted_notes(ANSWERS)) as srv:
         url = f"sqlite:///{tmp_path / 'm.db'}"
         with AgentMemory(url, model=openai(srv)) as memory:
             agent = create_agent(openai(srv), tools=memory_tools(memory))
