@@ -32,6 +32,8 @@ class MemoryCore:
     _cache: NamespaceCache
     _label_vectors: dict[str, Vector]
     """Embeddings of the labels searches matched queries with (see ``reads``)."""
+    _holder: str
+    """Names this memory in the store's annotation claims (unique per instance)."""
     annotator: Annotator | None
     label_queries: bool
     """What annotates stored statements with a chat model (``None``: no model)."""

@@ -7,9 +7,10 @@ statement it may replace (:func:`~langchain_agentmem.annotations.judge_request`;
 :data:`~langchain_agentmem.writes.JUDGED`, none when there is no candidate). Nothing is
 stored of the queue: a record is waiting exactly when it is a statement without a current
 annotation, so whatever a closed or crashed process left is found again when its namespace
-is next loaded. A model
-error, a timeout or an answer that does not parse leaves the record as it was, is logged
-once and tried again later (doubling waits, :data:`RETRY_WAITS`), never failing a write.
+is next loaded. Before its calls a record is claimed in the store (:data:`Claim`), so
+processes sharing a namespace annotate each statement once. A model error, a timeout or an
+answer that does not parse leaves the record as it was, is logged once and tried again
+later (doubling waits, :data:`RETRY_WAITS`), never failing a write.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ MAX_ASKED = 1024
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a model call may take before it counts as failed."""
+
+LEASE_CALLS = 4
+"""Calls a claim on annotating a record lasts for (each at most the call timeout): the
+labelling call, the judging calls (:data:`~langchain_agentmem.writes.JUDGED`) and a spare."""
+
+HELD_WAIT = 5.0
+"""Seconds before a record another process is annotating is looked at again (annotated by
+then, it is dropped; its claim run out, it is annotated here)."""
 
 _ROLES: dict[str, Callable[[str], BaseMessage]] = {
     "system": SystemMessage,
@@ -109,9 +118,25 @@ link ``(replaced record id, reason)``."""
 Candidates = Callable[[str, str, str, Notes], Sequence[Candidate]]
 """The earlier statements a record may replace: ``(namespace, record_id, text, notes)``."""
 
+Claim = Callable[[str, str, str, float], bool | None]
+"""Takes the claim on annotating a record for some seconds: ``(namespace, record_id, text,
+seconds)``; True when granted, False while another process holds it, ``None`` when there is
+nothing left to do (annotated, changed or gone meanwhile)."""
+
+Release = Callable[[str, str], None]
+"""Drops this annotator's claim on a record: ``(namespace, record_id)``."""
+
 
 def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[Candidate]:
     return []
+
+
+def _always(namespace: str, record_id: str, text: str, seconds: float) -> bool:
+    return True
+
+
+def _nothing(namespace: str, record_id: str) -> None:
+    return None
 
 
 class Annotator:
@@ -123,6 +148,8 @@ class Annotator:
         write: Write,
         candidates: Candidates = _no_candidates,
         *,
+        claim: Claim = _always,
+        release: Release = _nothing,
         timeout: float = DEFAULT_TIMEOUT,
         calls_per_minute: float | None = None,
     ) -> None:
@@ -130,8 +157,12 @@ class Annotator:
         self.name = model_name(model)
         self._write = write
         self._candidates = candidates
+        self._claim = claim
+        self._release = release
         self._timeout = timeout
         self._gap = 0.0 if not calls_per_minute else 60.0 / calls_per_minute
+        self.lease = LEASE_CALLS * (timeout + self._gap)
+        """Seconds a claim on annotating a record is taken for."""
         self._last_call = 0.0
         self._queue: dict[tuple[str, str], _Pending] = {}
         self._busy = 0
@@ -254,6 +285,10 @@ class Annotator:
         if self._thread is not None:
             self._thread.join(timeout=CLOSE_GRACE)
         self._calls.shutdown(wait=False, cancel_futures=True)
+        with self._cond:
+            stuck = list(self._flight)
+        for namespace, record_id in stuck:  # a call still out: another process may take it
+            self._let_go(namespace, record_id)
 
     # -- the worker ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -289,7 +324,28 @@ class Annotator:
                     self._flight.discard((item.namespace, item.record_id))
                     self._cond.notify_all()
 
+    def _let_go(self, namespace: str, record_id: str) -> None:
+        try:
+            self._release(namespace, record_id)
+        except Exception as exc:  # the store closed or failed: the claim runs out by itself
+            log.debug("could not release the claim on %r: %s", record_id, exc)
+
     def _annotate(self, item: _Pending) -> None:
+        granted = self._claim(item.namespace, item.record_id, item.text, self.lease)
+        if granted is None:
+            return  # annotated by another process, changed or gone meanwhile
+        if not granted:
+            item.due = time.monotonic() + HELD_WAIT
+            with self._cond:
+                if not self._closed:
+                    self._queue.setdefault((item.namespace, item.record_id), item)
+            return
+        try:
+            self._label(item)
+        finally:
+            self._let_go(item.namespace, item.record_id)
+
+    def _label(self, item: _Pending) -> None:
         content = self._ask(messages(item.text))
         notes = parse(content, item.text)
         if notes is None:

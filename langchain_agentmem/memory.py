@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langchain_agentmem.annotator import Annotator, Candidates, Write
+from langchain_agentmem.annotator import Annotator
 from langchain_agentmem.backends import Backend, open_backend
 from langchain_agentmem.cache import (
     DEFAULT_CACHE_RECORDS,
@@ -142,6 +143,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             on_erased=self._forget_erased,
         )
         self.annotator: Annotator | None = None
+        self._holder = uuid.uuid4().hex
         if not isinstance(label_queries, bool) or (label_queries and model is None):
             raise InvalidInputError(
                 f"label_queries must be True or False, and True only with a model=; got "
@@ -149,9 +151,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             )
         self.label_queries = label_queries
         if model is not None:
-            self.annotator = _annotator(
-                model, model_calls_per_minute, self._store_annotation, self._link_candidates
-            )
+            self.annotator = _annotator(model, model_calls_per_minute, self)
             self._cache.on_opened = self._offer_loaded
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
@@ -269,9 +269,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         return await asyncio.to_thread(self.sweep, namespace)
 
 
-def _annotator(
-    model: object, per_minute: object, write: Write, candidates: Candidates
-) -> Annotator:
+def _annotator(model: object, per_minute: object, memory: MemoryWrites) -> Annotator:
     """The annotator of a ``model=`` argument, checked."""
     if not isinstance(model, BaseChatModel):
         raise InvalidTypeError(
@@ -286,4 +284,11 @@ def _annotator(
         raise InvalidInputError(
             f"model_calls_per_minute must be a number > 0 or None, got {per_minute!r}"
         )
-    return Annotator(model, write, candidates, calls_per_minute=per_minute)
+    return Annotator(
+        model,
+        memory._store_annotation,
+        memory._link_candidates,
+        claim=memory._claim_annotation,
+        release=memory._release_annotation,
+        calls_per_minute=per_minute,
+    )

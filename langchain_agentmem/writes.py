@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -154,6 +155,21 @@ class MemoryWrites(MemoryCore):
 
         (applied,) = self._write(namespace, [decide], sweep=False)
         return applied
+
+    def _claim_annotation(
+        self, namespace: str, record_id: str, text: str, seconds: float
+    ) -> bool | None:
+        """Claim a record for annotation by this memory for ``seconds`` (see
+        :data:`~langchain_agentmem.annotator.Claim`)."""
+        row = self.backend.get_record(namespace, record_id)
+        if row is None or row.text != text or current_annotation(row.metadata, text):
+            return None
+        now = time.time()
+        return self.backend.claim(namespace, record_id, self._holder, until=now + seconds, now=now)
+
+    def _release_annotation(self, namespace: str, record_id: str) -> None:
+        """Drop this memory's claim on annotating a record."""
+        self.backend.release(namespace, record_id, self._holder)
 
     def _adding(
         self,

@@ -287,10 +287,27 @@ class Backend(abc.ABC):
     def iter_messages(self, namespace: str) -> Iterator[tuple[str, str, float]]:
         """Every message of a namespace as ``(thread, payload, created_at)``, in order."""
 
+    # -- annotation claims -------------------------------------------------------------------
+    @abc.abstractmethod
+    def claim(
+        self, namespace: str, record_id: str, holder: str, *, until: float, now: float
+    ) -> bool:
+        """Take the claim on annotating a record until ``until`` (epoch seconds): granted
+        when nobody holds one, ``holder`` holds it, or the one held ran out by ``now``.
+
+        Two processes sharing a store annotate a statement once: the one granted the claim.
+        Claims of an erased namespace go with it (:meth:`erase_namespace`).
+        """
+
+    @abc.abstractmethod
+    def release(self, namespace: str, record_id: str, holder: str) -> None:
+        """Drop ``holder``'s claim on a record (nothing when another holds it)."""
+
     # -- erasure ---------------------------------------------------------------------------
     @abc.abstractmethod
     def erase_namespace(self, namespace: str, *, at: float) -> Erased:
-        """Delete a namespace's records, messages and audit entries in one transaction.
+        """Delete a namespace's records, messages, audit entries and annotation claims in
+        one transaction.
 
         When anything was removed, an erasure marker (no text, no ids, not the namespace's
         name) enters the change sequence so other processes drop their cached views.

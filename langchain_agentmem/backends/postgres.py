@@ -68,6 +68,15 @@ CREATE INDEX IF NOT EXISTS agentmem_records_expiry ON agentmem_records (namespac
     WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agentmem_records_id ON agentmem_records (id);
 """,
+    3: """
+CREATE TABLE IF NOT EXISTS agentmem_claims (
+    namespace TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    held_until DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (namespace, record_id)
+);
+""",
 }
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 

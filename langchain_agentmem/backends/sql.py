@@ -93,6 +93,10 @@ def migrate(
         cur.execute(set_version, (str(SCHEMA_VERSION),))
 
 
+CLAIMS_KEPT = 86400.0
+"""Seconds a claim is kept after it ran out (then any claim removes it)."""
+
+
 class SQLBackend(Backend):
     """Queries shared by the SQL backends; subclasses provide connections and DDL."""
 
@@ -413,9 +417,41 @@ class SQLBackend(Backend):
         return ((r[0], r[1], float(r[2])) for r in rows)
 
     # -- erasure ---------------------------------------------------------------------------
+    def claim(
+        self, namespace: str, record_id: str, holder: str, *, until: float, now: float
+    ) -> bool:
+        with self._write() as cur:
+            cur.execute(
+                self.q(
+                    "INSERT INTO agentmem_claims (namespace, record_id, holder, held_until) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (namespace, record_id) DO UPDATE SET "
+                    "holder = excluded.holder, held_until = excluded.held_until "
+                    "WHERE agentmem_claims.holder = excluded.holder "
+                    "OR agentmem_claims.held_until <= ?"
+                ),
+                (namespace, record_id, holder, until, now),
+            )
+            granted = cur.rowcount > 0
+            # Claims of records nobody annotates any more (a process that died holding them).
+            cur.execute(
+                self.q("DELETE FROM agentmem_claims WHERE held_until < ?"), (now - CLAIMS_KEPT,)
+            )
+            return granted
+
+    def release(self, namespace: str, record_id: str, holder: str) -> None:
+        with self._write() as cur:
+            cur.execute(
+                self.q(
+                    "DELETE FROM agentmem_claims "
+                    "WHERE namespace = ? AND record_id = ? AND holder = ?"
+                ),
+                (namespace, record_id, holder),
+            )
+
     def erase_namespace(self, namespace: str, *, at: float) -> Erased:
         with self._write() as cur:
             self.serialise_writers(cur, "records:" + namespace)
+            cur.execute(self.q("DELETE FROM agentmem_claims WHERE namespace = ?"), (namespace,))
             counts = []
             for table in ("agentmem_records", "agentmem_messages", "agentmem_decisions"):
                 # An earlier release's marker of another namespace may sit under this name.

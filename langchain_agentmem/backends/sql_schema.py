@@ -15,8 +15,9 @@ from langchain_agentmem.backends.base import RecordRow
 from langchain_agentmem.backends.encoding import from_blob
 from langchain_agentmem.validation import STORE_MARK
 
-SCHEMA_VERSION = 2
-"""1: ids unique across the store. 2: ids unique per namespace; records may expire."""
+SCHEMA_VERSION = 3
+"""1: ids unique across the store. 2: ids unique per namespace; records may expire. 3: which
+process annotates a record (``agentmem_claims``)."""
 
 RECORD_COLUMNS = (
     "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "

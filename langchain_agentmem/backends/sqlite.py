@@ -83,7 +83,17 @@ CREATE INDEX agentmem_records_expiry ON agentmem_records (namespace, expires_at)
 CREATE INDEX agentmem_records_id ON agentmem_records (id)
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+_V3 = """
+CREATE TABLE IF NOT EXISTS agentmem_claims (
+    namespace TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    held_until REAL NOT NULL,
+    PRIMARY KEY (namespace, record_id)
+)
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 
 

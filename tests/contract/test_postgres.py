@@ -65,7 +65,7 @@ def test_schema_is_versioned_and_private(pg_url: str) -> None:
     backend = open_backend(pg_url)
     assert isinstance(backend, PostgresBackend)
     try:
-        assert backend.schema_version() == 2
+        assert backend.schema_version() == 3
         apply_ops(backend, "u", [_add("r1")])
     finally:
         backend.close()

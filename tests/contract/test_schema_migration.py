@@ -1,4 +1,5 @@
-"""Schema version 1 -> 2 (ids unique per namespace, record expiry) on SQLite and PostgreSQL.
+"""Schema version 1 -> 3 (ids unique per namespace, record expiry, annotation claims) on SQLite
+and PostgreSQL.
 
 A version-1 store is built with version 1's own DDL, filled with rows as version 1 wrote
 them, then opened by the current code: every record, audit entry and message is kept, the
@@ -120,7 +121,11 @@ def v1_postgres() -> Iterator[str]:
 def _check_migrated(url: str) -> None:
     backend = open_backend(url)
     try:
-        assert backend.schema_version() == SCHEMA_VERSION == 2  # type: ignore[attr-defined]
+        assert backend.schema_version() == SCHEMA_VERSION == 3  # type: ignore[attr-defined]
+        # Version 3: a record is claimed for annotation by one memory at a time.
+        now = time.time()
+        assert backend.claim("alice", "r1", "one", until=now + 60, now=now)
+        assert not backend.claim("alice", "r1", "two", until=now + 60, now=now)
     finally:
         backend.close()
     with AgentMemory(url, embeddings=EMB) as mem:

@@ -152,6 +152,24 @@ def test_ids_are_unique_per_namespace(mem: AgentMemory) -> None:
     assert [r.namespace for r in mem.admin_find_record("r1")] == ["a"]
 
 
+def test_a_record_is_claimed_for_annotation_by_one_holder(memory: AgentMemory) -> None:
+    (op,) = memory.add("I live in Lyon.", namespace="u")
+    memory.add("Bob likes trains.", namespace="v", record_id=op.record_ids[0])
+    rid, store, now = op.record_ids[0], memory.backend, 1_000.0
+    assert store.claim("u", rid, "one", until=now + 60, now=now)
+    assert not store.claim("u", rid, "two", until=now + 60, now=now + 59)
+    assert store.claim("v", rid, "two", until=now + 1_000, now=now)  # another namespace's
+    assert store.claim("u", rid, "one", until=now + 120, now=now + 30)  # its holder renews
+    store.release("u", rid, "two")  # not two's to release
+    assert not store.claim("u", rid, "two", until=now + 200, now=now + 100)
+    assert store.claim("u", rid, "two", until=now + 200, now=now + 120)  # one's ran out
+    store.release("u", rid, "two")
+    assert store.claim("u", rid, "one", until=now + 300, now=now + 130)
+    memory.delete_namespace("u")  # erasure takes the namespace's claims with it
+    assert store.claim("u", rid, "two", until=now + 300, now=now + 140)
+    assert not store.claim("v", rid, "one", until=now + 300, now=now + 140)
+
+
 def test_fifo_policy_on_every_store(
     store_url: str, embeddings: SentenceTransformerEmbeddings
 ) -> None:

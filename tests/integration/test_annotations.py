@@ -194,6 +194,22 @@ def test_a_restart_resumes_what_was_left(tmp_path: Path) -> None:
         assert note["replaces"][0]["id"] == lyon
 
 
+def test_a_memory_closed_mid_call_lets_another_take_the_statement(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    gate = threading.Event()  # never set while the first memory is open: its call hangs
+    try:
+        memory = AgentMemory(url, model=_model(gate=gate))
+        (lyon,) = _tell(memory, [LYON])
+        assert memory.wait_annotated(timeout=0.5) is False  # the call is out, the record claimed
+        memory.close()
+        with AgentMemory(url, model=_model()) as again:
+            again.search("home", namespace="priya")  # loads it: the claim was let go on close
+            assert again.wait_annotated(timeout=10)
+            assert ANNOTATION in again.get(lyon, namespace="priya").metadata
+    finally:
+        gate.set()
+
+
 def test_annotations_travel_with_export_and_go_with_erasure(
     memory: AgentMemory, tmp_path: Path
 ) -> None:
