@@ -110,12 +110,15 @@ def run_locomo(
     baselines: bool = True,
     report: LoadReport | None = None,
     progress: bool = True,
+    settle: Callable[[AgentMemory], object] | None = None,
 ) -> dict[str, Any]:
     """Ingest every conversation turn by turn, then ask its questions of categories 1-4.
 
     Each conversation goes to its own namespace of one memory made by ``memory_factory``,
     one ``add`` per turn (the session date as timestamp). Questions without evidence are
-    left out of recall. Baselines see the same turn texts, in the same run.
+    left out of recall. Baselines see the same turn texts, in the same run. ``settle`` is
+    called with the memory after each conversation is ingested, before its questions (a
+    memory with a model: ``AgentMemory.wait_annotated``).
 
     Returns:
         A JSON-ready dict: ``retrieval`` (method -> recall@k / hit@k, overall and per
@@ -146,6 +149,8 @@ def run_locomo(
         for conv in conversations:
             namespace = f"locomo-{conv.sample_id}"
             texts = _ingest(memory, conv, namespace, timings, encode, bar)
+            if settle is not None:
+                settle(memory)
             indexes = _BareIndexes(memory.records(namespace), texts, conv)
             bar.set_postfix_str(f"{conv.sample_id}: questions")
             for q in conv.questions:
