@@ -207,7 +207,8 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
     def wait_annotated(self, timeout: float | None = None) -> bool:
         """Block until every statement stored so far is annotated, or ``timeout`` seconds
         pass (tests, benchmarks, a script that exits). True when nothing is left; True at
-        once without a ``model``."""
+        once without a ``model``. A statement another process sharing the store is
+        annotating counts as left until that process stores its annotation (or lets go)."""
         return True if self.annotator is None else self.annotator.wait(timeout)
 
     async def await_annotated(self, timeout: float | None = None) -> bool:

@@ -1,0 +1,249 @@
+"""Which earlier statements the model is asked about: fewer, surer candidates for the judge.
+
+For each statement a chat model annotated, the model is asked whether it makes earlier
+statements of its speaker out of date: at most ``writes.JUDGED`` of them, those whose facts
+set one of its attributes to another value first, then the closest in meaning (cosine
+``writes.JUDGE_MIN_COSINE`` or more). The local 0.5B model says yes to about a third of
+the pairs it is shown, and most of its links join statements that change nothing. Each
+rule here asks about a subset of the shipped rule's candidates, so the model's answers come
+from the cache ``benchmarks/annotations.py`` filled (run it first); nothing is asked anew.
+
+Rules:
+
+- ``shipped``: the rule as shipped;
+- ``facts only``: only earlier statements that set one of the new statement's attributes
+  to another value (no candidate by meaning alone);
+- ``one``: at most one candidate;
+- ``cosine >= c``: candidates by meaning need cosine ``c``;
+- ``shared label``: a candidate by meaning must share a label or attribute name with the new
+  statement (names at cosine ``annotations.SAME_ATTRIBUTE`` or more), as the issue's
+  "a handful of candidates that share a label" reads.
+
+Sets: the fact-change sets of ``annotations.py`` (``--n`` of each generated set, both
+hand-written ones), every turn kept, k=5; the rule is chosen on the mean over the six
+generated sets of (cur@1 + cur@5 - stale>cur), each generated set scored with the rule
+chosen on the other five (held out), the hand-written sets with the rule chosen on all six.
+
+Usage::
+
+    eval "$(../shared/llm/serve-model)"
+    PYTHONPATH=$PWD python benchmarks/annotations.py --n 1
+    PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py --n 1 \\
+        --out benchmarks/experiments/results/judge_candidates.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import langchain_agentmem.annotator as annotator_module
+import langchain_agentmem.writes as writes
+from langchain_agentmem import AgentMemory
+from langchain_agentmem.annotations import SAME_ATTRIBUTE, Notes, current_annotation, labels_of
+from langchain_agentmem.annotator import Candidate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from annotations import CACHE, conversations, links, model_from_env
+from answer_cache import JsonFileCache
+from fact_change import SETS, Counts, ingest, score
+
+from langchain_agentmem.rl.synthetic_conversations import write
+
+Figures = tuple[float, float, float, float]
+Found = list[Candidate]
+Keep = Callable[[AgentMemory, str, Notes, Found], Found]
+
+
+def _all(
+    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
+) -> list[Candidate]:
+    return found
+
+
+def _facts_only(
+    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
+) -> list[Candidate]:
+    return [c for c in found if not c.why.endswith("the model judged it replaced")]
+
+
+def _one(
+    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
+) -> list[Candidate]:
+    return found[:1]
+
+
+def _cosine(least: float) -> Keep:
+    def keep(
+        memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
+    ) -> list[Candidate]:
+        out = []
+        for c in found:
+            if not c.why.endswith("the model judged it replaced"):
+                out.append(c)
+                continue
+            a, b = memory.embeddings.embed_documents([c.text, _new_text[0]])
+            if float(np.dot(a, b)) >= least:
+                out.append(c)
+        return out
+
+    return keep
+
+
+def _shared_label(
+    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
+) -> list[Candidate]:
+    mine = set(notes.about) | set(notes.facts)
+    out = []
+    for c in found:
+        if not c.why.endswith("the model judged it replaced"):
+            out.append(c)
+            continue
+        record = memory.backend.get_record(namespace, c.record_id)
+        note = current_annotation(record.metadata, record.text) if record else {}
+        theirs = set(labels_of(note)) | set(note.get("facts") or {})
+        names = sorted(mine | theirs)
+        vectors = dict(zip(names, memory.embeddings.embed_documents(names), strict=True))
+        if any(
+            a == b or float(np.dot(vectors[a], vectors[b])) >= SAME_ATTRIBUTE
+            for a in mine
+            for b in theirs
+        ):
+            out.append(c)
+    return out
+
+
+SHIP = "shipped"
+
+RULES: dict[str, Keep] = {
+    "shipped": _all,
+    "facts only": _facts_only,
+    "one": _one,
+    "cosine >= 0.4": _cosine(0.4),
+    "cosine >= 0.5": _cosine(0.5),
+    "shared label": _shared_label,
+}
+
+_new_text = [""]
+_shipped = writes.MemoryWrites._link_candidates
+
+
+@contextmanager
+def rule(keep: Keep) -> Iterator[None]:
+    """Judge only the candidates ``keep`` leaves of the shipped rule's."""
+
+    def candidates(
+        self: AgentMemory, namespace: str, record_id: str, text: str, notes: Notes
+    ) -> list[Candidate]:
+        _new_text[0] = text
+        return keep(self, namespace, notes, _shipped(self, namespace, record_id, text, notes))
+
+    writes.MemoryWrites._link_candidates = candidates  # type: ignore[assignment,method-assign]
+    try:
+        yield
+    finally:
+        writes.MemoryWrites._link_candidates = _shipped  # type: ignore[method-assign]
+
+
+def run(raws: dict[str, list[dict[str, Any]]], model: Any) -> dict[str, Any]:
+    """Each set's counts with one rule, and its links and judging calls."""
+    out: dict[str, Any] = {"sets": {}, "made": 0, "right": 0, "changes": 0}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        AgentMemory(f"sqlite:///{tmp}/m.db", model=model) as memory,
+    ):
+        for name, raw in raws.items():
+            ingest(memory, write(Path(tmp) / f"{name}.json", raw))
+            memory.wait_annotated()
+            out["sets"][name] = sum((score(memory, conv) for conv in raw), Counts())
+            for conv in raw:
+                m, r, c = links(memory, conv)
+                out["made"], out["right"] = out["made"] + m, out["right"] + r
+                out["changes"] += c
+        assert memory.annotator is not None
+        out["judged"] = memory.annotator.judgements
+    return out
+
+
+def goal(f: Figures) -> float:
+    return f[0] + f[1] - f[2]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    annotator_module.RETRY_WAITS = ()
+    start = time.perf_counter()
+    cache = JsonFileCache(CACHE)
+    model = model_from_env(cache)
+    raws = conversations(args.n)
+    results = {}
+    for name, keep in RULES.items():
+        with rule(keep):
+            results[name] = run(raws, model)
+        print(name, results[name]["made"], results[name]["right"], flush=True)
+    generated = [name for name, _, _ in SETS]
+    figures = {r: {s: c.figures() for s, c in res["sets"].items()} for r, res in results.items()}
+
+    def best(on: Sequence[str]) -> str:
+        return max(
+            RULES, key=lambda r: (np.mean([goal(figures[r][s]) for s in on]), r == "shipped")
+        )
+
+    lines = [
+        f"PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py --n {args.n}"
+        + (f" --out {args.out}" if args.out else ""),
+        "",
+        f"{args.n} conversation(s) of each generated set and both hand-written sets, every "
+        "turn kept, k=5, AgentMemory(model=...) with the shipped search; answers from the "
+        f"cache of annotations.py (asked anew: {cache.misses}). Ran in "
+        f"{time.perf_counter() - start:.0f} s.",
+        "",
+        f"{'rule':<16}{'judged':>8}{'links':>7}{'right':>7}{'cur@1':>8}{'cur@5':>8}"
+        f"{'stale>cur':>11}{'before@5':>10}   (all sets together)",
+    ]
+    for r, res in results.items():
+        total = sum(res["sets"].values(), Counts()).figures()
+        lines.append(
+            f"{r:<16}{res['judged']:>8}{res['made']:>7}{res['right']:>5}/{res['changes']:<3}"
+            f"{total[0]:>6.3f}{total[1]:>8.3f}{total[2]:>11.3f}{total[3]:>10.3f}"
+        )
+    lines += ["", "per set (cur@1 / cur@5 / stale>cur), each rule:"]
+    lines.append(f"{'set':<10}" + "".join(f"{r:>22}" for r in RULES))
+    for s in raws:
+        cells = "".join(
+            f"{f'{figures[r][s][0]:.3f} {figures[r][s][1]:.3f} {figures[r][s][2]:.3f}':>22}"
+            for r in RULES
+        )
+        lines.append(f"{s:<10}{cells}")
+    lines += ["", "chosen inside folds (generated sets: on the other five; hand-written: on six):"]
+    held: list[Figures] = []
+    for s in raws:
+        chosen = best([g for g in generated if g != s] if s in generated else generated)
+        held.append(figures[chosen][s])
+        f = figures[chosen][s]
+        lines.append(f"  {s:<10}{chosen:<16}{f[0]:.3f} {f[1]:.3f} {f[2]:.3f}")
+    mean = np.mean(held, axis=0)
+    ship = np.mean([figures["shipped"][s] for s in raws], axis=0)
+    lines += [
+        f"  mean over the sets, held out: {mean[0]:.3f} / {mean[1]:.3f} / {mean[2]:.3f}; "
+        f"shipped: {ship[0]:.3f} / {ship[1]:.3f} / {ship[2]:.3f}",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
