@@ -50,9 +50,11 @@ import langchain_agentmem.writes as writes
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.annotations import SAME_ATTRIBUTE, Notes, current_annotation, labels_of
 from langchain_agentmem.annotator import Candidate
+from langchain_agentmem.locomo import load_locomo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from annotations import CACHE, conversations, links, model_from_env
+from annotations_locomo import KS, link_counts, measure
 from answer_cache import JsonFileCache
 from fact_change import SETS, Counts, ingest, score
 
@@ -173,6 +175,62 @@ def run(raws: dict[str, list[dict[str, Any]]], model: Any) -> dict[str, Any]:
     return out
 
 
+def run_locomo_rule(conversations: Sequence[Any], model: Any) -> dict[str, Any]:
+    """Hybrid evidence recall on LoCoMo with one rule, and the links and judging calls."""
+    seen: dict[str, Any] = {}
+
+    def settle(memory: AgentMemory) -> None:
+        memory.wait_annotated()
+        assert memory.annotator is not None
+        seen["judged"] = memory.annotator.judgements
+        seen["counts"] = link_counts(memory, [f"locomo-{c.sample_id}" for c in conversations])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scores = measure(
+            conversations, lambda: AgentMemory(f"sqlite:///{tmp}/m.db", model=model), settle
+        )
+    return {"scores": scores, **seen}
+
+
+def locomo_main(args: argparse.Namespace, model: Any, cache: JsonFileCache) -> str:
+    """Every rule on the LoCoMo conversations asked for (answers from the cache of
+    ``annotations_locomo.py``)."""
+    loaded, _ = load_locomo(args.locomo)
+    wanted = [s.strip() for s in args.conversations.split(",")]
+    conversations = [c for c in loaded if c.sample_id in wanted]
+    start = time.perf_counter()
+    rows = []
+    for name, keep in RULES.items():
+        with rule(keep):
+            res = run_locomo_rule(conversations, model)
+        sc = res["scores"]
+        _, linked, same = res["counts"]
+        rows.append(
+            f"{name:<16}{res['judged']:>8}{linked:>7}{same:>9}"
+            + "".join(f"{sc[f'recall@{k}']:>8.3f}" for k in KS)
+        )
+        print(rows[-1], flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = measure(conversations, lambda: AgentMemory(f"sqlite:///{tmp}/bare.db"))
+    rows.append(f"{'bare (no model)':<40}" + "".join(f"{bare[f'recall@{k}']:>8.3f}" for k in KS))
+    return "\n".join(
+        [
+            "PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py --locomo "
+            f"{args.locomo} --conversations {args.conversations}"
+            + (f" --out {args.out}" if args.out else ""),
+            "",
+            f"LoCoMo {', '.join(wanted)}, every turn kept, hybrid search, AgentMemory(model=...) "
+            "with each rule; the model's answers from the cache of annotations_locomo.py "
+            f"(asked anew: {cache.misses}). Ran in {time.perf_counter() - start:.0f} s.",
+            "",
+            f"{'rule':<16}{'judged':>8}{'links':>7}{'session':>9}"
+            + "".join(f"{f'R@{k}':>8}" for k in KS)
+            + "   (session: links within one session)",
+            *rows,
+        ]
+    )
+
+
 def goal(f: Figures) -> float:
     return f[0] + f[1] - f[2]
 
@@ -181,11 +239,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--locomo", type=Path, help="measure on these LoCoMo conversations")
+    parser.add_argument("--conversations", default="conv-30")
     args = parser.parse_args(argv)
     annotator_module.RETRY_WAITS = ()
     start = time.perf_counter()
     cache = JsonFileCache(CACHE)
     model = model_from_env(cache)
+    if args.locomo:
+        text = locomo_main(args, model, cache) + "\n"
+        print(text)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        return
     raws = conversations(args.n)
     results = {}
     for name, keep in RULES.items():
