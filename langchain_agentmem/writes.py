@@ -22,6 +22,7 @@ from langchain_agentmem.annotations import (
     current_annotation,
     facts_of,
     is_statement,
+    labels_of,
     replaced,
 )
 from langchain_agentmem.annotator import Candidate as LinkCandidate
@@ -86,8 +87,10 @@ class MemoryWrites(MemoryCore):
         """The earlier statements of a record's speaker it may make out of date, for the
         model to judge: those that set one of its attributes to another value first, then
         the closest in meaning (cosine :data:`JUDGE_MIN_COSINE` or more); at most
-        :data:`JUDGED`."""
-        self._embed_names(set(notes.about) | set(notes.facts), namespace)
+        :data:`JUDGED`, and one close in meaning only when it shares a label or attribute
+        name with the record (names at cosine :data:`SAME_ATTRIBUTE` or more)."""
+        mine = set(notes.about) | set(notes.facts)
+        self._embed_names(set(mine), namespace)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             rid = view.rid_of.get(record_id)
@@ -98,28 +101,34 @@ class MemoryWrites(MemoryCore):
             if not earlier:
                 return []
             vectors = view.embeddings([rid, *(other.rid for other in earlier)])
-        found = {
-            old_id: why
-            for old_id, why in replaced(notes.facts, _earlier(earlier), self._same_attribute)
-        }
+        by_facts = dict(replaced(notes.facts, _earlier(earlier), self._same_attribute))
+        found = dict(by_facts)
         about = " / ".join(dict.fromkeys((*notes.facts, *notes.about))) or "statement"
         cosines = vectors[1:] @ vectors[0]
         for i in np.argsort(-cosines, kind="stable").tolist():
             if len(found) >= JUDGED or cosines[i] < JUDGE_MIN_COSINE:
                 break
             found.setdefault(earlier[i].id, f"{about}: the model judged it replaced")
-        texts = {other.id: other.text for other in earlier}
-        return [LinkCandidate(old, texts[old], why) for old, why in list(found.items())[:JUDGED]]
+        by_id = {other.id: other for other in earlier}
+        return [
+            LinkCandidate(old, by_id[old].text, why)
+            for old, why in list(found.items())[:JUDGED]
+            if old in by_facts or self._shares_name(mine, _names(by_id[old]))
+        ]
 
     def _embed_names(self, names: set[str], namespace: str) -> None:
         """Embed the attribute and label names of ``namespace`` not embedded yet."""
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
-            names |= {k for row in view.rows.values() for k in _facts(row)}
+            names |= {k for row in view.rows.values() for k in _names(row)}
         missing = sorted(name for name in names if name not in self._label_vectors)
         if missing:
             vectors = embed_records(self.embeddings, missing)
             self._label_vectors.update(zip(missing, vectors, strict=True))
+
+    def _shares_name(self, mine: set[str], theirs: set[str]) -> bool:
+        """Whether two statements' labels and attribute names share one."""
+        return any(self._same_attribute(a, b) for a in mine for b in theirs)
 
     def _same_attribute(self, a: str, b: str) -> bool:
         """Whether two attribute names are one ("home city", "city of residence")."""
@@ -659,6 +668,12 @@ class MemoryWrites(MemoryCore):
 
 def _facts(row: RecordRow) -> dict[str, str]:
     return facts_of(current_annotation(row.metadata, row.text))
+
+
+def _names(row: RecordRow) -> set[str]:
+    """A record's labels and attribute names (none before it is annotated)."""
+    note = current_annotation(row.metadata, row.text)
+    return set(labels_of(note)) | set(facts_of(note))
 
 
 JUDGED = 2

@@ -3,26 +3,30 @@
 For each statement a chat model annotated, the model is asked whether it makes earlier
 statements of its speaker out of date: at most ``writes.JUDGED`` of them, those whose facts
 set one of its attributes to another value first, then the closest in meaning (cosine
-``writes.JUDGE_MIN_COSINE`` or more). The local 0.5B model says yes to about a third of
-the pairs it is shown, and most of its links join statements that change nothing. Each
-rule here asks about a subset of the shipped rule's candidates, so the model's answers come
-from the cache ``benchmarks/annotations.py`` filled (run it first); nothing is asked anew.
+``writes.JUDGE_MIN_COSINE`` or more). Before this experiment every such candidate was asked
+about; the local 0.5B model says yes to about a third of the pairs it is shown, and most of
+its links join statements that change nothing. Each rule here asks about a subset of those
+candidates, so the model's answers come from the cache ``benchmarks/annotations.py``
+filled (run it first); nothing is asked anew.
 
 Rules:
 
-- ``shipped``: the rule as shipped;
+- ``judge all (before)``: every candidate, as before;
 - ``facts only``: only earlier statements that set one of the new statement's attributes
   to another value (no candidate by meaning alone);
 - ``one``: at most one candidate;
 - ``cosine >= c``: candidates by meaning need cosine ``c``;
-- ``shared label``: a candidate by meaning must share a label or attribute name with the new
-  statement (names at cosine ``annotations.SAME_ATTRIBUTE`` or more), as the issue's
-  "a handful of candidates that share a label" reads.
+- ``shared label (shipped)``: a candidate by meaning must share a label or attribute name
+  with the new statement (names at cosine ``annotations.SAME_ATTRIBUTE`` or more), as the
+  issue's "a handful of candidates that share a label" reads; the rule ``writes`` ships.
 
 Sets: the fact-change sets of ``annotations.py`` (``--n`` of each generated set, both
 hand-written ones), every turn kept, k=5; the rule is chosen on the mean over the six
 generated sets of (cur@1 + cur@5 - stale>cur), each generated set scored with the rule
 chosen on the other five (held out), the hand-written sets with the rule chosen on all six.
+
+With ``--locomo``: the same rules on LoCoMo conversations (evidence recall in hybrid mode,
+answers from the cache ``benchmarks/annotations_locomo.py`` filled).
 
 Usage::
 
@@ -30,6 +34,11 @@ Usage::
     PYTHONPATH=$PWD python benchmarks/annotations.py --n 1
     PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py --n 1 \\
         --out benchmarks/experiments/results/judge_candidates.txt
+    PYTHONPATH=$PWD python benchmarks/annotations_locomo.py \\
+        --data ../shared/datasets/locomo/locomo_dev.json --conversations conv-30
+    PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py \\
+        --locomo ../shared/datasets/locomo/locomo_dev.json --conversations conv-30 \\
+        --out benchmarks/experiments/results/judge_candidates_locomo.txt
 """
 
 from __future__ import annotations
@@ -123,24 +132,26 @@ def _shared_label(
     return out
 
 
-SHIP = "shipped"
+SHIP = "shared label (shipped)"
+BEFORE = "judge all (before)"
 
 RULES: dict[str, Keep] = {
-    "shipped": _all,
+    BEFORE: _all,
     "facts only": _facts_only,
     "one": _one,
     "cosine >= 0.4": _cosine(0.4),
     "cosine >= 0.5": _cosine(0.5),
-    "shared label": _shared_label,
+    SHIP: _shared_label,
 }
 
 _new_text = [""]
 _shipped = writes.MemoryWrites._link_candidates
+_shares = writes.MemoryWrites._shares_name
 
 
 @contextmanager
 def rule(keep: Keep) -> Iterator[None]:
-    """Judge only the candidates ``keep`` leaves of the shipped rule's."""
+    """Judge only the candidates ``keep`` leaves of every candidate (the rule before)."""
 
     def candidates(
         self: AgentMemory, namespace: str, record_id: str, text: str, notes: Notes
@@ -149,10 +160,16 @@ def rule(keep: Keep) -> Iterator[None]:
         return keep(self, namespace, notes, _shipped(self, namespace, record_id, text, notes))
 
     writes.MemoryWrites._link_candidates = candidates  # type: ignore[assignment,method-assign]
+    writes.MemoryWrites._shares_name = _any  # type: ignore[method-assign]  # every candidate
     try:
         yield
     finally:
         writes.MemoryWrites._link_candidates = _shipped  # type: ignore[method-assign]
+        writes.MemoryWrites._shares_name = _shares  # type: ignore[method-assign]
+
+
+def _any(self: AgentMemory, mine: set[str], theirs: set[str]) -> bool:
+    return True
 
 
 def run(raws: dict[str, list[dict[str, Any]]], model: Any) -> dict[str, Any]:
@@ -241,7 +258,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--locomo", type=Path, help="measure on these LoCoMo conversations")
     parser.add_argument("--conversations", default="conv-30")
+    parser.add_argument(
+        "--rules", help="only these rules, comma-separated (the shipped one and before always)"
+    )
+    parser.add_argument("--sets", help="only these sets, comma-separated (default: every set)")
     args = parser.parse_args(argv)
+    if args.rules:
+        asked = {SHIP, BEFORE, *(r.strip() for r in args.rules.split(","))}
+        if asked - set(RULES):
+            parser.error(f"unknown rule(s) {sorted(asked - set(RULES))}; use {list(RULES)}")
+        for name in set(RULES) - asked:
+            del RULES[name]
     annotator_module.RETRY_WAITS = ()
     start = time.perf_counter()
     cache = JsonFileCache(CACHE)
@@ -253,21 +280,26 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.out.write_text(text, encoding="utf-8")
         return
     raws = conversations(args.n)
+    if args.sets:
+        asked_sets = [name.strip() for name in args.sets.split(",")]
+        if set(asked_sets) - set(raws):
+            parser.error(f"unknown set(s) {sorted(set(asked_sets) - set(raws))}; use {list(raws)}")
+        raws = {name: raws[name] for name in asked_sets}
     results = {}
     for name, keep in RULES.items():
         with rule(keep):
             results[name] = run(raws, model)
         print(name, results[name]["made"], results[name]["right"], flush=True)
-    generated = [name for name, _, _ in SETS]
+    generated = [name for name, _, _ in SETS if name in raws]
     figures = {r: {s: c.figures() for s, c in res["sets"].items()} for r, res in results.items()}
 
     def best(on: Sequence[str]) -> str:
-        return max(
-            RULES, key=lambda r: (np.mean([goal(figures[r][s]) for s in on]), r == "shipped")
-        )
+        return max(RULES, key=lambda r: (np.mean([goal(figures[r][s]) for s in on]), r == SHIP))
 
     lines = [
         f"PYTHONPATH=$PWD python benchmarks/experiments/judge_candidates.py --n {args.n}"
+        + (f" --rules {args.rules!r}" if args.rules else "")
+        + (f" --sets {args.sets!r}" if args.sets else "")
         + (f" --out {args.out}" if args.out else ""),
         "",
         f"{args.n} conversation(s) of each generated set and both hand-written sets, every "
@@ -300,10 +332,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         f = figures[chosen][s]
         lines.append(f"  {s:<10}{chosen:<16}{f[0]:.3f} {f[1]:.3f} {f[2]:.3f}")
     mean = np.mean(held, axis=0)
-    ship = np.mean([figures["shipped"][s] for s in raws], axis=0)
+    ship = np.mean([figures[SHIP][s] for s in raws], axis=0)
+    before = np.mean([figures[BEFORE][s] for s in raws], axis=0)
     lines += [
         f"  mean over the sets, held out: {mean[0]:.3f} / {mean[1]:.3f} / {mean[2]:.3f}; "
-        f"shipped: {ship[0]:.3f} / {ship[1]:.3f} / {ship[2]:.3f}",
+        f"shipped: {ship[0]:.3f} / {ship[1]:.3f} / {ship[2]:.3f}; before: {before[0]:.3f} / "
+        f"{before[1]:.3f} / {before[2]:.3f}",
     ]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -269,24 +269,28 @@ def test_a_link_is_made_only_when_the_model_judges_it(tmp_path: Path) -> None:
 TORONTO = "We rent a small flat in Toronto, near the lake."
 KRAKOW = "Big news: we moved into a flat in Krakow last week!"
 PETS = [f"My {pet} sleeps on the sofa all day." for pet in ("cat", "dog", "rabbit", "parrot")]
+KITCHEN = "Our flat in Toronto has a tiny kitchen, so we cook simple meals."
 
 
 def test_the_model_judges_a_change_its_facts_do_not_name(tmp_path: Path) -> None:
     answers = {
         TORONTO: {"about": ["housing"], "facts": {"flat": "small flat"}},
-        KRAKOW: {"about": ["home", "news"], "facts": {"news": "Krakow"}},
+        KRAKOW: {"about": ["housing", "news"], "facts": {"news": "Krakow"}},
+        KITCHEN: {"about": ["cooking", "kitchen"], "facts": {}},
         **{pet: {"about": ["pet"], "facts": {}} for pet in PETS},
     }
     model = ScriptedModel(answers=answers, judge=lambda earlier, later: earlier == TORONTO)
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=model) as memory:
-        toronto, *_ = _tell(memory, [TORONTO, *PETS])
-        (krakow,) = _tell(memory, [KRAKOW], start=len(PETS) + 1)
+        toronto, *_ = _tell(memory, [TORONTO, KITCHEN, *PETS])
+        (krakow,) = _tell(memory, [KRAKOW], start=len(PETS) + 2)
         assert memory.wait_annotated(timeout=30)
         asked = [earlier for earlier, later in model.judged if later == KRAKOW]
-        assert asked[0] == TORONTO and len(asked) <= JUDGED  # the closest in meaning first
+        # The closest in meaning that shares a label: the kitchen line is as close, but about
+        # something else, so the model is not asked about it.
+        assert asked == [TORONTO]
         note = memory.get(krakow, namespace="priya").metadata[ANNOTATION]
         assert note["replaces"] == [
-            {"id": toronto, "why": "news / home: the model judged it replaced"}
+            {"id": toronto, "why": "news / housing: the model judged it replaced"}
         ]
         last = [d for d in memory.decisions("priya") if d.record_ids == (krakow,)][-1]
         assert f"it replaces {toronto}" in last.reason
