@@ -29,7 +29,6 @@ from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError,
 from langchain_agentmem.annotations import ANNOTATION, current_annotation
 from langchain_agentmem.integrations.prompt import format_memories
 from langchain_agentmem.integrations.recall import recall
-from langchain_agentmem.writes import JUDGED
 from tests.openai_server import facts_judge, judged_pair
 
 T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
