@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.annotator import Annotator
@@ -19,6 +20,10 @@ from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import Limits, check_namespace, check_record_id
 from langchain_agentmem.view import NamespaceView
+
+MAX_LABEL_VECTORS = 50_000
+"""Most label and attribute-name embeddings a memory keeps (searches match labels, the
+annotator compares names)."""
 
 
 class MemoryCore:
@@ -37,6 +42,13 @@ class MemoryCore:
     annotator: Annotator | None
     label_queries: bool
     """What annotates stored statements with a chat model (``None``: no model)."""
+
+    def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep the embeddings of ``labels`` or attribute names (a bounded cache: cleared
+        when full)."""
+        if len(self._label_vectors) + len(labels) > MAX_LABEL_VECTORS:
+            self._label_vectors.clear()
+        self._label_vectors.update(zip(labels, np.asarray(vectors, dtype=np.float32), strict=True))
 
     def _namespace(self, namespace: object) -> str:
         return check_namespace(namespace)

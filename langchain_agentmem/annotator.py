@@ -131,14 +131,6 @@ def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> l
     return []
 
 
-def _always(namespace: str, record_id: str, text: str, seconds: float) -> bool:
-    return True
-
-
-def _nothing(namespace: str, record_id: str) -> None:
-    return None
-
-
 class Annotator:
     """One model, one queue, one thread: annotates records as they are stored."""
 
@@ -148,8 +140,8 @@ class Annotator:
         write: Write,
         candidates: Candidates = _no_candidates,
         *,
-        claim: Claim = _always,
-        release: Release = _nothing,
+        claim: Claim,
+        release: Release,
         timeout: float = DEFAULT_TIMEOUT,
         calls_per_minute: float | None = None,
     ) -> None:
@@ -335,10 +327,7 @@ class Annotator:
         if granted is None:
             return  # annotated by another process, changed or gone meanwhile
         if not granted:
-            item.due = time.monotonic() + HELD_WAIT
-            with self._cond:
-                if not self._closed:
-                    self._queue.setdefault((item.namespace, item.record_id), item)
+            self._again(item, HELD_WAIT)
             return
         try:
             self._label(item)
@@ -396,8 +385,12 @@ class Annotator:
             )
         if item.tries >= len(RETRY_WAITS):
             return
-        item.due = time.monotonic() + RETRY_WAITS[item.tries]
         item.tries += 1
+        self._again(item, RETRY_WAITS[item.tries - 1])
+
+    def _again(self, item: _Pending, wait: float) -> None:
+        """Queue ``item`` again, due in ``wait`` seconds (not once closed)."""
+        item.due = time.monotonic() + wait
         with self._cond:
             if not self._closed:
                 self._queue.setdefault((item.namespace, item.record_id), item)

@@ -8,8 +8,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.annotations import SAME_ATTRIBUTE, label_words
 from langchain_agentmem.backends import RecordRow
@@ -93,9 +91,6 @@ def _hits(
     return hits
 
 
-MAX_LABEL_VECTORS = 50_000
-"""Most label embeddings a memory keeps between searches."""
-
 Speakers = tuple[str, ...]
 """The speaker names a hybrid search reads in its query, sorted."""
 
@@ -143,12 +138,6 @@ class MemoryReads(MemoryCore):
             view = self._cache.peek(namespace) or self._live_view(namespace)
             labels = tuple(view.labels) if self.hybrid.label_weight > 0 else ()
             return _speakers_of(view), labels
-
-    def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
-        """Keep the embeddings of ``labels`` (a bounded cache: cleared when full)."""
-        if len(self._label_vectors) + len(labels) > MAX_LABEL_VECTORS:
-            self._label_vectors.clear()
-        self._label_vectors.update(zip(labels, np.asarray(vectors, dtype=np.float32), strict=True))
 
     def _query_labels(
         self, vector: Vector | None, labels: Sequence[str], named: str = ""

@@ -90,7 +90,7 @@ class MemoryWrites(MemoryCore):
         :data:`JUDGED`, and one close in meaning only when it shares a label or attribute
         name with the record (names at cosine :data:`SAME_ATTRIBUTE` or more)."""
         mine = set(notes.about) | set(notes.facts)
-        self._embed_names(set(mine), namespace)
+        self._embed_names(mine, namespace)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             rid = view.rid_of.get(record_id)
@@ -120,11 +120,10 @@ class MemoryWrites(MemoryCore):
         """Embed the attribute and label names of ``namespace`` not embedded yet."""
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
-            names |= {k for row in view.rows.values() for k in _names(row)}
-        missing = sorted(name for name in names if name not in self._label_vectors)
+            known = {k for row in view.rows.values() for k in _names(row)}
+        missing = sorted(name for name in names | known if name not in self._label_vectors)
         if missing:
-            vectors = embed_records(self.embeddings, missing)
-            self._label_vectors.update(zip(missing, vectors, strict=True))
+            self._remember_labels(missing, embed_records(self.embeddings, missing))
 
     def _shares_name(self, mine: set[str], theirs: set[str]) -> bool:
         """Whether two statements' labels and attribute names share one."""

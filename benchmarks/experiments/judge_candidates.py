@@ -57,7 +57,7 @@ import numpy as np
 import langchain_agentmem.annotator as annotator_module
 import langchain_agentmem.writes as writes
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.annotations import SAME_ATTRIBUTE, Notes, current_annotation, labels_of
+from langchain_agentmem.annotations import Notes
 from langchain_agentmem.annotator import Candidate
 from langchain_agentmem.locomo import load_locomo
 
@@ -71,65 +71,49 @@ from langchain_agentmem.rl.synthetic_conversations import write
 
 Figures = tuple[float, float, float, float]
 Found = list[Candidate]
-Keep = Callable[[AgentMemory, str, Notes, Found], Found]
+Keep = Callable[[AgentMemory, str, str, Notes, Found], Found]
+"""Which of the candidates to judge: ``(memory, namespace, new text, notes, candidates)``."""
+
+BY_MEANING = "the model judged it replaced"
+"""How the reason of a candidate found by meaning alone ends (not by its facts)."""
 
 
-def _all(
-    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
-) -> list[Candidate]:
+def _all(memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found) -> Found:
     return found
 
 
 def _facts_only(
-    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
-) -> list[Candidate]:
-    return [c for c in found if not c.why.endswith("the model judged it replaced")]
+    memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found
+) -> Found:
+    return [c for c in found if not c.why.endswith(BY_MEANING)]
 
 
-def _one(
-    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
-) -> list[Candidate]:
+def _one(memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found) -> Found:
     return found[:1]
 
 
 def _cosine(least: float) -> Keep:
-    def keep(
-        memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
-    ) -> list[Candidate]:
-        out = []
-        for c in found:
-            if not c.why.endswith("the model judged it replaced"):
-                out.append(c)
-                continue
-            a, b = memory.embeddings.embed_documents([c.text, _new_text[0]])
-            if float(np.dot(a, b)) >= least:
-                out.append(c)
-        return out
+    def keep(memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found) -> Found:
+        def close(c: Candidate) -> bool:
+            a, b = memory.embeddings.embed_documents([c.text, text])
+            return float(np.dot(a, b)) >= least
+
+        return [c for c in found if not c.why.endswith(BY_MEANING) or close(c)]
 
     return keep
 
 
 def _shared_label(
-    memory: AgentMemory, namespace: str, notes: Notes, found: list[Candidate]
-) -> list[Candidate]:
+    memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found
+) -> Found:
+    """The shipped rule, through the shipped pieces (``_shares_name``, ``writes._names``)."""
     mine = set(notes.about) | set(notes.facts)
-    out = []
-    for c in found:
-        if not c.why.endswith("the model judged it replaced"):
-            out.append(c)
-            continue
+
+    def shares(c: Candidate) -> bool:
         record = memory.backend.get_record(namespace, c.record_id)
-        note = current_annotation(record.metadata, record.text) if record else {}
-        theirs = set(labels_of(note)) | set(note.get("facts") or {})
-        names = sorted(mine | theirs)
-        vectors = dict(zip(names, memory.embeddings.embed_documents(names), strict=True))
-        if any(
-            a == b or float(np.dot(vectors[a], vectors[b])) >= SAME_ATTRIBUTE
-            for a in mine
-            for b in theirs
-        ):
-            out.append(c)
-    return out
+        return record is not None and _shares(memory, mine, writes._names(record))
+
+    return [c for c in found if not c.why.endswith(BY_MEANING) or shares(c)]
 
 
 SHIP = "shared label (shipped)"
@@ -144,7 +128,6 @@ RULES: dict[str, Keep] = {
     SHIP: _shared_label,
 }
 
-_new_text = [""]
 _shipped = writes.MemoryWrites._link_candidates
 _shares = writes.MemoryWrites._shares_name
 
@@ -156,8 +139,7 @@ def rule(keep: Keep) -> Iterator[None]:
     def candidates(
         self: AgentMemory, namespace: str, record_id: str, text: str, notes: Notes
     ) -> list[Candidate]:
-        _new_text[0] = text
-        return keep(self, namespace, notes, _shipped(self, namespace, record_id, text, notes))
+        return keep(self, namespace, text, notes, _shipped(self, namespace, record_id, text, notes))
 
     writes.MemoryWrites._link_candidates = candidates  # type: ignore[assignment,method-assign]
     writes.MemoryWrites._shares_name = _any  # type: ignore[method-assign]  # every candidate
@@ -274,17 +256,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     cache = JsonFileCache(CACHE)
     model = model_from_env(cache)
     if args.locomo:
-        text = locomo_main(args, model, cache) + "\n"
-        print(text)
-        if args.out:
-            args.out.write_text(text, encoding="utf-8")
-        return
-    raws = conversations(args.n)
-    if args.sets:
-        asked_sets = [name.strip() for name in args.sets.split(",")]
-        if set(asked_sets) - set(raws):
-            parser.error(f"unknown set(s) {sorted(set(asked_sets) - set(raws))}; use {list(raws)}")
-        raws = {name: raws[name] for name in asked_sets}
+        text = locomo_main(args, model, cache)
+    else:
+        raws = conversations(args.n)
+        if args.sets:
+            asked_sets = [name.strip() for name in args.sets.split(",")]
+            unknown = sorted(set(asked_sets) - set(raws))
+            if unknown:
+                parser.error(f"unknown set(s) {unknown}; use {list(raws)}")
+            raws = {name: raws[name] for name in asked_sets}
+        text = sets_main(args, raws, model, cache, start)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+def sets_main(
+    args: argparse.Namespace,
+    raws: dict[str, list[dict[str, Any]]],
+    model: Any,
+    cache: JsonFileCache,
+    start: float,
+) -> str:
+    """Every rule on the fact-change sets ``raws``, with the rule chosen inside folds."""
     results = {}
     for name, keep in RULES.items():
         with rule(keep):
@@ -343,10 +337,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"shipped: {ship[0]:.3f} / {ship[1]:.3f} / {ship[2]:.3f}; before: {before[0]:.3f} / "
         f"{before[1]:.3f} / {before[2]:.3f}",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
