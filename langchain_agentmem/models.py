@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # langchain_core takes a second to import: not for `agentmem --help`
+    from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -32,6 +33,9 @@ def chat_model_from_env(
     timeout: float | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    cache: BaseCache | None = None,
 ) -> BaseChatModel | None:
     """A ``ChatOpenAI`` for the configured OpenAI-compatible server, or ``None``.
 
@@ -47,15 +51,20 @@ def chat_model_from_env(
             ``max_completion_tokens`` and, to a server other than OpenAI's, as
             ``max_tokens`` too (what llama.cpp, vLLM and Ollama read).
         temperature: Sampling temperature (``None``: the server's default).
+        base_url: The server, instead of ``OPENAI_BASE_URL``.
+        model: The model's name, instead of ``OPENAI_MODEL``.
+        cache: Where answers are kept and looked up (``None``: none).
     """
-    if not model_configured():
+    if not (base_url or model_configured()):
         return None
     from langchain_openai import ChatOpenAI
 
-    base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
     api_key = os.environ.get("OPENAI_API_KEY", "").strip() or "not-needed"
-    model = os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
+    model = model or os.environ.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL
     extra: dict[str, Any] = {} if max_retries is None else {"max_retries": max_retries}
+    if cache is not None:
+        extra["cache"] = cache
     if timeout is not None:
         extra["timeout"] = timeout
     if temperature is not None:

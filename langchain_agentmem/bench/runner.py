@@ -111,6 +111,7 @@ def run_locomo(
     report: LoadReport | None = None,
     progress: bool = True,
     settle: Callable[[AgentMemory], object] | None = None,
+    after: Callable[[AgentMemory, Conversation, str], object] | None = None,
 ) -> dict[str, Any]:
     """Ingest every conversation turn by turn, then ask its questions of categories 1-4.
 
@@ -118,7 +119,9 @@ def run_locomo(
     one ``add`` per turn (the session date as timestamp). Questions without evidence are
     left out of recall. Baselines see the same turn texts, in the same run. ``settle`` is
     called with the memory after each conversation is ingested, before its questions (a
-    memory with a model: ``AgentMemory.wait_annotated``).
+    memory with a model: ``AgentMemory.wait_annotated``). ``after`` is called with the
+    memory, the conversation and its namespace once its questions are scored (the answers
+    bench, :class:`~langchain_agentmem.bench.answers.AnswerBench`).
 
     Returns:
         A JSON-ready dict: ``retrieval`` (method -> recall@k / hit@k, overall and per
@@ -174,6 +177,8 @@ def run_locomo(
                     whole = method == f"window-{WINDOW}"
                     scores[method].add(q.category, ranked[method], q.evidence, whole=whole)
                 bar.update(1)
+            if after is not None:
+                after(memory, conv, namespace)
     finally:
         bar.close()
         memory.close()
@@ -188,6 +193,25 @@ def run_locomo(
     }
 
 
+def turn_adds(conv: Conversation, namespace: str) -> list[dict[str, Any]]:
+    """``AgentMemory.add``'s arguments for each turn of ``conv``, in order: its text, thread
+    (its session), metadata (dia id, speaker, the question it replies to), date and a
+    record id ``<sample id>:<dia id>``."""
+    texts = [turn_text(t) for t in conv.turns]
+    replies = reply_texts([t.speaker for t in conv.turns], [t.session for t in conv.turns], texts)
+    return [
+        {
+            "text": text,
+            "namespace": namespace,
+            "thread": f"{conv.sample_id}-session-{turn.session}",
+            "metadata": turn_metadata(turn, reply),
+            "timestamp": turn.date,
+            "record_id": f"{conv.sample_id}:{turn.dia_id}",
+        }
+        for turn, text, reply in zip(conv.turns, texts, replies, strict=True)
+    ]
+
+
 def _ingest(
     memory: Any,
     conv: Conversation,
@@ -198,27 +222,19 @@ def _ingest(
 ) -> list[str]:
     """Add ``conv`` turn by turn, timing each add (and a bare embedding now and then);
     returns the turns' texts."""
-    texts = [turn_text(t) for t in conv.turns]
-    replies = reply_texts([t.speaker for t in conv.turns], [t.session for t in conv.turns], texts)
+    adds = turn_adds(conv, namespace)
     bar.set_postfix_str(f"{conv.sample_id}: ingest")
-    for i, (turn, text) in enumerate(zip(conv.turns, texts, strict=True)):
+    for i, add in enumerate(adds):
         t0 = time.perf_counter()
-        memory.add(
-            text,
-            namespace=namespace,
-            thread=f"{conv.sample_id}-session-{turn.session}",
-            metadata=turn_metadata(turn, replies[i]),
-            timestamp=turn.date,
-            record_id=f"{conv.sample_id}:{turn.dia_id}",
-        )
+        memory.add(**add)
         timings.add.append(time.perf_counter() - t0)
         if i % BARE_EMBED_EVERY == 0:
             t0 = time.perf_counter()
-            encode(text)
+            encode(add["text"])
             timings.bare_embed_doc.append(time.perf_counter() - t0)
         bar.update(1)
     timings.turns += len(conv.turns)
-    return texts
+    return [add["text"] for add in adds]
 
 
 class _BareIndexes:

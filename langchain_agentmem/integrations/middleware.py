@@ -43,6 +43,7 @@ from typing_extensions import NotRequired
 from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
+    RECALL_K,
     MemoryFormatter,
     check_formatter,
     render,
@@ -145,7 +146,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         self,
         memory: AgentMemory,
         *,
-        k: int = 4,
+        k: int = RECALL_K,
         min_score: float | None = None,
         mode: str = "hybrid",
         user_key: str = "user_id",

@@ -61,6 +61,9 @@ _FIELDS = (
 
 DEFAULT_HEADER = f"Memories recalled from earlier conversations with this user. {_QUOTED}{_FIELDS}"
 
+RECALL_K = 4
+"""Memories recalled into a prompt per turn by default (``AgentMemoryMiddleware``)."""
+
 SEARCH_HEADER = (
     f"Memories found in long-term memory for this user. {_QUOTED}"
     f"memory's id (what forget_memory takes), the {_FIELDS}"

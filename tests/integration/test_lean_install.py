@@ -25,17 +25,20 @@ EXTRAS = {
     "postgres": ("psycopg", "psycopg_pool"),
     "classic": ("langchain_classic",),
     "mcp": ("mcp", "uvicorn", "starlette"),
+    "bench": ("nltk",),
 }
-"""Each extra and the top-level modules of its packages."""
+"""Each extra and the top-level modules of its packages (the bench extra's matplotlib is
+the rl extra's too, listed there)."""
 
 BROUGHT = ("pandas",)
 """Packages only the extras bring (stable-baselines3 needs pandas): absent from the core."""
 
 IMPORTERS = {
-    "rl": {"rl.env", "rl.train", "rl.report", "bench.cli"},
+    "rl": {"rl.env", "rl.train", "rl.report", "bench.cli", "bench.answers"},
     "postgres": {"backends.postgres"},
     "classic": {"integrations.classic"},
     "mcp": {"integrations.mcp", "integrations.mcp_http"},
+    "bench": {"bench.answer_scores"},
 }
 """The package's modules that may import each extra's packages."""
 
@@ -136,7 +139,7 @@ def test_the_core_dependencies_leave_the_extras_out() -> None:
         for module in modules:
             assert module.replace("_", "-") not in core and module not in core, module
             assert module in listed or module.replace("_", "") in listed, (extra, module)
-    assert extras["all"] == ["langchain-agentmem[rl,postgres,classic,mcp]"]
+    assert extras["all"] == ["langchain-agentmem[rl,postgres,classic,mcp,bench]"]
 
 
 def _imports(path: Path) -> set[str]:
@@ -183,6 +186,7 @@ def test_the_core_runs_without_any_extra(tmp_path: Path) -> None:
         ("mcp", "import langchain_agentmem.integrations.mcp_http"),
         ("rl", "import langchain_agentmem.rl.env"),
         ("rl", "from langchain_agentmem.bench.cli import plot_recall; plot_recall({}, 'x.png')"),
+        ("bench", "from langchain_agentmem.bench.answer_scores import token_f1 as f; f('a', 'b')"),
     ],
 )
 def test_a_feature_without_its_extra_names_it(extra: str, code: str, tmp_path: Path) -> None:
@@ -211,6 +215,7 @@ else:
         ("rl", ["train", "--data", "convs.json", "--out", "policy"]),
         ("mcp", ["mcp", "--user", "alice"]),
         ("rl", ["bench", "locomo", "--data", "convs.json", "--out", "r.json", "--plot", "r.png"]),
+        ("bench", ["bench", "locomo", "--data", "convs.json", "--out", "r.json", "--answers"]),
         (
             "postgres",
             [

@@ -1,0 +1,263 @@
+"""Answers, not evidence: a chat model asked every LoCoMo question from what each row shows.
+
+:class:`AnswerBench` runs beside the recall bench (:func:`~langchain_agentmem.bench.runner.
+run_locomo` hands it each conversation once it is stored): for every row
+(:mod:`~langchain_agentmem.bench.answer_rows`) it asks the conversation's questions one after
+another (a server that reuses the prompt prefix reads a full conversation once), scores each
+answer (:mod:`~langchain_agentmem.bench.answer_scores`; a judge's verdict when one is given)
+and sums the scores per row, overall and per question category.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from tqdm import tqdm
+
+from langchain_agentmem.bench.answer_rows import AnswerRow, Asked, ConversationRun
+from langchain_agentmem.bench.answer_scores import bleu1, contains, locomo_f1
+from langchain_agentmem.bench.judge import judge_answer
+from langchain_agentmem.bench.metrics import percentile_ms
+from langchain_agentmem.errors import missing_extra
+from langchain_agentmem.locomo import Conversation, Question
+from langchain_agentmem.memory import AgentMemory
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+CATEGORY_IDS = ("1", "2", "3", "4")
+"""LoCoMo's question categories scored, as the JSON keys them: 1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop."""
+
+
+@dataclass
+class Scored:
+    """One row's answer to one question, scored."""
+
+    conversation: str
+    question: str
+    category: int
+    gold: str
+    answer: str
+    f1: float
+    bleu1: float
+    contains: bool
+    judge: bool | None
+    prompt_tokens: int
+    latency_s: float | None
+    recall: float | None
+    """The share of the question's evidence turns the model was shown (``None``: the
+    question names no evidence)."""
+    shown: int
+
+
+def sample_questions(conv: Conversation, n: int | None, seed: int = 0) -> list[Question]:
+    """``n`` of ``conv``'s questions drawn at random (seeded by ``seed`` and the
+    conversation's id, so every row and every run asks the same), in their order; all of
+    them when ``n`` is ``None`` or not below their number."""
+    questions = list(conv.questions)
+    if n is None or n >= len(questions):
+        return questions
+    chosen = set(random.Random(f"{seed}:{conv.sample_id}").sample(range(len(questions)), n))
+    return [q for i, q in enumerate(questions) if i in chosen]
+
+
+def score(conv: Conversation, question: Question, asked: Asked, judged: bool | None) -> Scored:
+    """``asked`` scored against ``question``'s gold answer and evidence."""
+    evidence = set(question.evidence)
+    recall = len(evidence & set(asked.shown)) / len(evidence) if evidence else None
+    return Scored(
+        conversation=conv.sample_id,
+        question=question.question,
+        category=question.category,
+        gold=question.answer,
+        answer=asked.answer,
+        f1=locomo_f1(asked.answer, question.answer, question.category),
+        bleu1=bleu1(asked.answer, question.answer),
+        contains=contains(asked.answer, question.answer, question.category),
+        judge=judged,
+        prompt_tokens=asked.prompt_tokens,
+        latency_s=asked.latency_s,
+        recall=recall,
+        shown=len(asked.shown),
+    )
+
+
+def _means(rows: Sequence[Scored]) -> dict[str, Any]:
+    n = len(rows)
+    judged = [r.judge for r in rows if r.judge is not None]
+    return {
+        "f1": round(sum(r.f1 for r in rows) / n, 4) if n else None,
+        "bleu1": round(sum(r.bleu1 for r in rows) / n, 4) if n else None,
+        "contains": round(sum(r.contains for r in rows) / n, 4) if n else None,
+        "judge": round(sum(judged) / len(judged), 4) if judged else None,
+        "n": n,
+    }
+
+
+def summarise(rows: Sequence[Scored]) -> dict[str, Any]:
+    """A row's scores: means overall and per category, prompt tokens, latency, recall."""
+    out = _means(rows)
+    out["judged"] = sum(1 for r in rows if r.judge is not None)
+    out["by_category"] = {
+        c: _means([r for r in rows if str(r.category) == c]) for c in CATEGORY_IDS
+    }
+    out["prompt_tokens"] = round(float(np.mean([r.prompt_tokens for r in rows])), 1) if rows else 0
+    latencies = [r.latency_s for r in rows if r.latency_s is not None]
+    out["latency_p50_ms"] = round(percentile_ms(latencies, 50), 1) if latencies else None
+    out["latency_p95_ms"] = round(percentile_ms(latencies, 95), 1) if latencies else None
+    recalls = [r.recall for r in rows if r.recall is not None]
+    out["evidence_recall"] = round(float(np.mean(recalls)), 4) if recalls else None
+    out["shown"] = round(float(np.mean([r.shown for r in rows])), 2) if rows else 0
+    return out
+
+
+class AnswerBench:
+    """Every row's answers to every conversation handed to it, scored.
+
+    Args:
+        rows: The rows, in the table's order.
+        model: The chat model that answers (give it a cache: a rerun then costs nothing).
+        judge: A chat model that judges each answer, or ``None``.
+        per_conversation: Ask this many questions of each conversation
+            (:func:`sample_questions`; ``None``: all).
+        log: A file that gets every scored answer, one JSON object a line.
+        progress: Show a progress bar.
+        total: Questions to expect in all (for the progress bar).
+        cache: Where the model's answers are kept (said when a run stops early).
+    """
+
+    def __init__(
+        self,
+        rows: Sequence[AnswerRow],
+        model: BaseChatModel,
+        *,
+        judge: BaseChatModel | None = None,
+        per_conversation: int | None = None,
+        log: str | Path | None = None,
+        progress: bool = True,
+        total: int | None = None,
+        cache: str | Path | None = None,
+    ) -> None:
+        self.rows = list(rows)
+        self.cache = cache
+        self.model = model
+        self.judge = judge
+        self.per_conversation = per_conversation
+        self.log = Path(log) if log is not None else None
+        self.scored: dict[str, list[Scored]] = {row.name: [] for row in self.rows}
+        self.bar = tqdm(
+            total=None if total is None else total * len(self.rows),
+            desc="answers",
+            unit="answer",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        if self.log is not None:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            self.log.write_text("", encoding="utf-8")
+
+    def __call__(self, memory: AgentMemory, conv: Conversation, namespace: str) -> None:
+        """Ask every row ``conv``'s questions (stored in ``memory`` under ``namespace``)."""
+        run = ConversationRun.of(conv, memory, namespace)
+        questions = sample_questions(conv, self.per_conversation)
+        for row in self.rows:
+            self.bar.set_postfix_str(f"{conv.sample_id}: {row.name}")
+            row.start(run, self.model)
+            for question in questions:
+                asked = row.ask(run, question)
+                judged = (
+                    None
+                    if self.judge is None
+                    else judge_answer(self.judge, question.question, question.answer, asked.answer)
+                )
+                scored = score(conv, question, asked, judged)
+                self.scored[row.name].append(scored)
+                if self.log is not None:
+                    with self.log.open("a", encoding="utf-8") as out:
+                        out.write(json.dumps({"row": row.name, **asdict(scored)}) + "\n")
+                self.bar.update(1)
+
+    def close(self) -> None:
+        """Close the progress bar."""
+        self.bar.close()
+
+    def result(self) -> dict[str, Any]:
+        """Each row's :func:`summarise`, with what the row says of itself, by row name."""
+        return {
+            row.name: {**summarise(self.scored[row.name]), **row.describe()} for row in self.rows
+        }
+
+
+def format_answers(answers: dict[str, Any], *, model: str) -> str:
+    """The answers table as plain text: a line a row, F1 per category."""
+    head = (
+        f"{'row':<24}{'F1':>7}{'BLEU-1':>8}{'contains':>9}{'judge':>7}"
+        f"{'multi-hop':>10}{'temporal':>9}{'open-dom':>9}{'single':>8}"
+        f"{'tokens':>8}{'p50 ms':>8}{'recall':>8}"
+    )
+    lines = [f"answers by {model} (LoCoMo token F1; per category: F1)", head]
+
+    def cell(value: Any, width: int, digits: int = 3) -> str:
+        if value is None:
+            return f"{'-':>{width}}"
+        return f"{value:>{width}.{digits}f}"
+
+    for name, r in answers.items():
+        cats = "".join(
+            cell(r["by_category"][c]["f1"], w)
+            for c, w in zip(CATEGORY_IDS, (10, 9, 9, 8), strict=True)
+        )
+        lines.append(
+            f"{name:<24}{cell(r['f1'], 7)}{cell(r['bleu1'], 8)}{cell(r['contains'], 9)}"
+            f"{cell(r['judge'], 7)}{cats}{cell(r['prompt_tokens'], 8, 0)}"
+            f"{cell(r['latency_p50_ms'], 8, 0)}{cell(r['evidence_recall'], 8)}"
+        )
+    first = next(iter(answers.values()), None)
+    if first is not None:
+        counts = ", ".join(f"{c}: {first['by_category'][c]['n']}" for c in CATEGORY_IDS)
+        lines.append(f"questions per row: {first['n']} (by category {counts})")
+    return "\n".join(lines)
+
+
+def plot_answers(answers: dict[str, Any], path: str | Path, *, model: str) -> None:
+    """F1 against prompt tokens per question, a point per row, to a PNG."""
+    try:
+        import matplotlib
+    except ModuleNotFoundError as exc:
+        raise missing_extra("bench", "A plot (--answers-plot)", exc) from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, r in answers.items():
+        tokens = max(float(r["prompt_tokens"]), 1.0)
+        ax.scatter([tokens], [r["f1"]], s=40)
+        ax.annotate(name, (tokens, r["f1"]), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("prompt tokens per question (mean, log scale)")
+    ax.set_ylabel("LoCoMo token F1")
+    ax.set_title(f"Answers by {model}, LoCoMo categories 1-4")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = [
+    "CATEGORY_IDS",
+    "AnswerBench",
+    "Scored",
+    "format_answers",
+    "plot_answers",
+    "sample_questions",
+    "score",
+    "summarise",
+]
