@@ -4,7 +4,7 @@ what a chat model answers (LoCoMo token F1), the choice made inside folds.
 Each variant is a formatter (and a ``k``) handed to the shipped ``AgentMemoryMiddleware``;
 the variants change one thing at a time from the shipped block: how dates are written
 (ISO ``2023-05-08`` or ``8 May 2023``, as LoCoMo's gold answers and people write them), the
-header (the shipped one, a short one, none), whether the question a memory replied to is
+header (the shipped one, a short one), whether the question a memory replied to is
 shown, the order (best first, or oldest first so the newest is last), and ``k``. Every
 defence of the block stays: quoted words, escaping, the cap on recalled characters, and a
 header that says the memories are data.
@@ -104,10 +104,9 @@ def variants() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"shipped (k=4)": {}}
     out["dates 8 May 2023"] = {"formatter": variant(dates="human")}
     out["+ short header"] = {"formatter": variant(dates="human", header=SHORT_HEADER)}
-    out["+ no header"] = {"formatter": variant(dates="human", header=None)}
     out["+ no replied-to question"] = {"formatter": variant(dates="human", replies=False)}
     out["+ oldest first"] = {"formatter": variant(dates="human", order="oldest")}
-    for k in (2, 6, 8, 10):
+    for k in (6, 8, 10):
         out[f"+ k={k}"] = {"formatter": variant(dates="human"), "k": k}
     return out
 

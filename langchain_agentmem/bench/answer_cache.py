@@ -1,14 +1,15 @@
 """A chat model's answers on disk, keyed by the request: a rerun asks only what is new.
 
 One JSON object a line, appended as each answer arrives, so an interrupted run keeps every
-answer it got and the next run resumes where it stopped. The file holds the prompts' hash
-and the answers only (never the prompts); delete it to ask everything again.
+answer it got and the next run resumes where it stopped. The file (owner-only) holds each
+request's digest and its answer, never the prompt; delete it to ask everything again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -92,7 +93,9 @@ class AnswerCache(BaseCache):
             value = dumps(list(return_val))
             self._data[key] = value
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
+            # owner-only, as the store's files: the answers may quote the conversations
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"key": key, "value": value}) + "\n")
 
     def __len__(self) -> int:

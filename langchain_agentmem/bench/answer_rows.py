@@ -27,6 +27,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem.bench.answer_cache import LATENCY_KEY
+from langchain_agentmem.bench.runner import turn_adds
 from langchain_agentmem.embeddings import embed_texts, normalize
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware, AgentMemoryState
 from langchain_agentmem.locomo import Conversation, Question, Turn, turn_text
@@ -216,15 +217,18 @@ class AnnotatedRow(MemoryRow):
         self.timeout = timeout
         self.stored: set[str] = set()
 
-    def _memory(self, run: ConversationRun) -> AgentMemory:
-        from langchain_agentmem.bench.runner import turn_adds
-
-        if run.namespace not in self.stored:
-            for add in turn_adds(run.conv, run.namespace):
+    def store(self, conv: Conversation, namespace: str) -> AgentMemory:
+        """The memory, holding ``conv`` under ``namespace`` (stored once, each statement
+        annotated or given up on before this returns)."""
+        if namespace not in self.stored:
+            for add in turn_adds(conv, namespace):
                 self.memory.add(**add)
             self.memory.wait_annotated(self.timeout)
-            self.stored.add(run.namespace)
+            self.stored.add(namespace)
         return self.memory
+
+    def _memory(self, run: ConversationRun) -> AgentMemory:
+        return self.store(run.conv, run.namespace)
 
 
 Picker = Callable[[ConversationRun, int], list[str]]

@@ -47,14 +47,15 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-def _stems(text: str) -> list[str]:
+def stems(text: str) -> list[str]:
+    """The Porter stems of the words of :func:`normalize_answer` ``(text)``."""
     stem = _stemmer()
     return [stem(word) for word in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:
     """Token F1 of the stemmed, normalised words of ``prediction`` against ``gold``."""
-    predicted, wanted = _stems(prediction), _stems(gold)
+    predicted, wanted = stems(prediction), stems(gold)
     same = sum((Counter(predicted) & Counter(wanted)).values())
     if same == 0:
         return 0.0
@@ -108,4 +109,12 @@ def contains(prediction: str, gold: str, category: int) -> bool:
     return bool(wanted) and f" {wanted} " in f" {normalize_answer(prediction)} "
 
 
-__all__ = ["bleu1", "contains", "gold_answer", "locomo_f1", "normalize_answer", "token_f1"]
+__all__ = [
+    "bleu1",
+    "contains",
+    "gold_answer",
+    "locomo_f1",
+    "normalize_answer",
+    "stems",
+    "token_f1",
+]

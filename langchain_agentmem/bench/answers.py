@@ -58,13 +58,16 @@ class Scored:
 
 
 def sample_questions(conv: Conversation, n: int | None, seed: int = 0) -> list[Question]:
-    """``n`` of ``conv``'s questions drawn at random (seeded by ``seed`` and the
-    conversation's id, so every row and every run asks the same), in their order; all of
-    them when ``n`` is ``None`` or not below their number."""
+    """The first ``n`` of ``conv``'s questions in an order shuffled by ``seed`` and the
+    conversation's id (so every row and run asks the same, and a smaller ``n`` asks a part
+    of what a larger one asks), in the conversation's order; all of them when ``n`` is
+    ``None`` or not below their number."""
     questions = list(conv.questions)
     if n is None or n >= len(questions):
         return questions
-    chosen = set(random.Random(f"{seed}:{conv.sample_id}").sample(range(len(questions)), n))
+    order = list(range(len(questions)))
+    random.Random(f"{seed}:{conv.sample_id}").shuffle(order)
+    chosen = set(order[:n])
     return [q for i, q in enumerate(questions) if i in chosen]
 
 

@@ -78,6 +78,7 @@ def test_sample_is_seeded_per_conversation_and_keeps_order() -> None:
     assert [questions.index(q) for q in first] == sorted(questions.index(q) for q in first)
     other = Conversation("conv-y", ("A", "B"), (), questions)
     assert sample_questions(other, 5) != first
+    assert set(sample_questions(conv, 3)) <= set(first)  # fewer: a part of the same
     assert sample_questions(conv, None) == list(questions)
     assert sample_questions(conv, 50) == list(questions)
 
@@ -98,7 +99,8 @@ def test_cache_keeps_answers_on_disk_with_their_latency(tmp_path: Path) -> None:
     assert found[0].message.response_metadata[LATENCY_KEY] >= 0
     # another server's answers never mix with these
     assert AnswerCache(path, scope="http://b/v1").lookup("prompt", "settings") is None
-    assert "prompt" not in path.read_text()  # the prompt's hash, not its text
+    assert "prompt" not in path.read_text()  # the prompt's digest, not its text
+    assert path.stat().st_mode & 0o777 == 0o600
 
 
 def test_cache_survives_a_run_killed_mid_write(tmp_path: Path) -> None:
