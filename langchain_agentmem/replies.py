@@ -23,10 +23,12 @@ MAX_QUESTION_CHARS = 300
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 
 MEMORY_SHAPE = re.compile(
-    r"\[(?:\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})? UTC)?|undated)\]|\((?:replying to|id) \""
+    r"\[(?:(?:\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]+ \d{4})(?:,? \d{2}:\d{2}(?::\d{2})? UTC)?"
+    r"|undated)\]|\((?:replying to|id) \""
 )
-"""A memory line as the prompt shows memories (``[2026-12-18 19:42 UTC] user (replying to
-"...")``): a model that echoes one wrote no question of its own there."""
+"""A memory line as the prompt shows memories (``[18 December 2026, 19:42 UTC] user
+(replying to "...")``, or its ISO dates of earlier releases): a model that echoes one wrote
+no question of its own there."""
 
 _DATA = re.compile(r"^\s*(?:```\w*\s*)?(?:\{\s*\"|\[\s*[{\"\[])")
 """A reply that is data (a JSON object or list, fenced or not): a model that answers so

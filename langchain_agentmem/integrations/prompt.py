@@ -7,18 +7,18 @@ LangGraph ``memories_message``, ``AgentMemoryMiddleware``, ``agentmem demo`` and
 
     <recalled_memories>
     Memories recalled from earlier conversations with this user. ...
-    - [2026-11-29] user: "I live in Lyon."
-    - [2026-11-30] assistant: "You said you live in Lyon."
+    - [29 November 2026] user: "I live in Lyon."
+    - [30 November 2026] assistant: "You said you live in Lyon."
     </recalled_memories>
 
-Each memory is one line: its date (and its time, UTC, where another memory has the same
-date: :func:`stamps`), who said it, and its words as a JSON string literal (newlines, quotes
-and angle brackets escaped), so a remembered text can neither close the block, nor start a
-line of its own, nor pass for the operator's words; control, bidi and invisible characters
-(:mod:`~langchain_agentmem.controls`) are escaped too, so it can neither steer a terminal
-that shows it nor hide text from whoever reads it; ``json.loads`` of the quoted part gives
-the text back exactly. A formatter is any function from a list of
-:class:`~langchain_agentmem.types.MemoryRecord` to a string; pass your own as
+Each memory is one line: its date, as people write it (and its time, UTC, where another
+memory has the same date: :func:`stamps`), who said it, and its words as a JSON string
+literal (newlines, quotes and angle brackets escaped), so a remembered text can neither
+close the block, nor start a line of its own, nor pass for the operator's words; control,
+bidi and invisible characters (:mod:`~langchain_agentmem.controls`) are escaped too, so it
+can neither steer a terminal that shows it nor hide text from whoever reads it;
+``json.loads`` of the quoted part gives the text back exactly. A formatter is any function
+from a list of :class:`~langchain_agentmem.types.MemoryRecord` to a string; pass your own as
 ``formatter=`` to any surface.
 
 What the conversation in front of the model already holds is not recalled again
@@ -164,7 +164,38 @@ def replying_to(record: MemoryRecord) -> str:
 
 
 STAMPS = ("%Y-%m-%d", "%Y-%m-%d %H:%M UTC", "%Y-%m-%d %H:%M:%S UTC")
-"""When a memory was said, coarsest first: the date, then the minute, then the second."""
+"""When a memory was said, coarsest first: the date, then the minute, then the second (what
+two memories are compared on; :func:`written` is how a model is told it)."""
+
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+"""Month names, English whatever the process's locale."""
+
+
+def written(when: datetime, depth: int = 0) -> str:
+    """``when`` (UTC) as a memory line tells it, as people write dates: ``8 May 2023``, then
+    ``8 May 2023, 13:56 UTC`` (``depth`` 1) or ``8 May 2023, 13:56:07 UTC`` (2).
+
+    LoCoMo's answers (and people) say "7 May 2023", never "2023-05-07": told ISO dates, a
+    small model copies them and its answers to "when" questions share no word with the
+    right one (``benchmarks/experiments/results/answer_block.txt``).
+    """
+    day = f"{when.day} {MONTHS[when.month - 1]} {when.year}"
+    if depth == 0:
+        return day
+    return f"{day}, {when.strftime('%H:%M' if depth == 1 else '%H:%M:%S')} UTC"
 
 
 def stamps(records: Sequence[MemoryRecord]) -> list[str]:
@@ -193,8 +224,7 @@ def stamps(records: Sequence[MemoryRecord]) -> list[str]:
         for t, d in zip(times, level, strict=True)
     ]
     return [
-        "undated" if t is None else t.strftime(STAMPS[depth])
-        for t, depth in zip(times, level, strict=True)
+        "undated" if t is None else written(t, depth) for t, depth in zip(times, level, strict=True)
     ]
 
 

@@ -45,7 +45,7 @@ def test_list_pages_through_a_users_memories_newest_first(
     assert err.strip() == "(memories 1-2, newest first; the next page: --offset 2)"
     assert main(["list", "--store", url, "--user", "alice", "--limit", "2", "--offset", "4"]) == 0
     out, err = capsys.readouterr()
-    assert [line.split("  ")[1][:12] for line in out.splitlines()] == ["[2026-01-01]"]
+    assert [line.split("  ")[1][:16] for line in out.splitlines()] == ["[1 January 2026]"]
     assert err.strip() == "(memories 5-5, newest first)"
 
 

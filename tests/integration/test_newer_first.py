@@ -210,8 +210,8 @@ def test_the_prompt_shows_the_current_fact_first_with_dates(memory: AgentMemory)
         {"configurable": {"user_id": "u", "thread_id": "new"}},
     )
     prompt = llm.prompt_text(-1)
-    new_line = f'- [2026-05-20] user: "{CASES[0][1]}"'
-    old_line = f'- [2026-03-01] user: "{CASES[0][0]}"'
+    new_line = f'- [20 May 2026] user: "{CASES[0][1]}"'
+    old_line = f'- [1 March 2026] user: "{CASES[0][0]}"'
     assert new_line in prompt and old_line in prompt
     assert prompt.index(new_line) < prompt.index(old_line)
 

@@ -35,7 +35,7 @@ from langchain_agentmem import (
     policy_node,
     recall_node,
 )
-from langchain_agentmem.integrations.prompt import CLOSE, OPEN, format_memories, stamps
+from langchain_agentmem.integrations.prompt import CLOSE, OPEN, format_memories, stamps, written
 from tests.fakes import RecordingChatModel
 
 TRUE_FACT = "I live in Lyon and I am allergic to peanuts."
@@ -148,7 +148,7 @@ def test_a_false_assistant_claim_is_not_told_as_the_users(
     lines = memory_lines(llm.prompt_text(-1))
     day = memory.records("alice")[0].created_at
     assert day is not None
-    assert f'- [{day.date().isoformat()}] user: "{TRUE_FACT}"' in lines
+    assert f'- [{written(day)}] user: "{TRUE_FACT}"' in lines
     assert not any("pollen" in line for line in lines)
     # Nothing of the assistant's is stored by default.
     assert {r.metadata["role"] for r in memory.records("alice")} == {"human"}
@@ -229,7 +229,7 @@ def test_dates_and_speakers() -> None:
     ]
     lines = format_memories(records, header=None).split("\n")
     assert lines[1:-1] == [
-        '- [2026-11-29] user: "I moved to Oslo."',
+        '- [29 November 2026] user: "I moved to Oslo."',
         '- [undated] assistant: "You moved."',
         '- [undated] speaker "Caroline": "Caroline: hi"',
         '- [undated] noted by the assistant: "Saved."',
@@ -285,6 +285,14 @@ def test_recalled_text_per_prompt_is_capped(surface: str, db_path: Any, embeddin
         AgentMemory(":memory:", embeddings=embeddings, max_recall_chars=0)
 
 
+def test_dates_are_written_as_people_write_them() -> None:
+    # "8 May 2023" as LoCoMo's answers say it (and people do), not "2023-05-08"
+    when = datetime(2023, 5, 8, 13, 56, 7, tzinfo=timezone.utc)
+    assert written(when) == "8 May 2023"
+    assert written(when, 1) == "8 May 2023, 13:56 UTC"
+    assert written(when, 2) == "8 May 2023, 13:56:07 UTC"
+
+
 def test_memories_of_one_day_carry_the_time() -> None:
     def said(text: str, *when: int) -> MemoryRecord:
         at = datetime(2026, 12, 1, *when, tzinfo=timezone.utc)
@@ -297,34 +305,37 @@ def test_memories_of_one_day_carry_the_time() -> None:
     ]
     lines = format_memories(records, header=None).split("\n")[1:-1]
     assert [line.split("]", 1)[0] for line in lines] == [
-        "- [2026-12-01 16:05:09 UTC",
-        "- [2026-12-01 09:30 UTC",
-        "- [2026-12-01 16:05:40 UTC",
+        "- [1 December 2026, 16:05:09 UTC",
+        "- [1 December 2026, 09:30 UTC",
+        "- [1 December 2026, 16:05:40 UTC",
     ]
     # Another day's memory keeps its date alone; one memory alone is dated.
     other = MemoryRecord("x", "u", "Hi.", created_at=datetime(2026, 11, 30, 8, tzinfo=timezone.utc))
     assert format_memories([records[1], other], header=None).split("\n")[1:-1] == [
-        '- [2026-12-01] user: "My dentist is Dr. Moreau."',
-        '- [2026-11-30] unattributed: "Hi."',
+        '- [1 December 2026] user: "My dentist is Dr. Moreau."',
+        '- [30 November 2026] unattributed: "Hi."',
     ]
     # Stamps follow the records, not their ranks: a shared date gives every one the time.
     assert stamps([*records, other]) == [
-        "2026-12-01 16:05:09 UTC",
-        "2026-12-01 09:30 UTC",
-        "2026-12-01 16:05:40 UTC",
-        "2026-11-30",
+        "1 December 2026, 16:05:09 UTC",
+        "1 December 2026, 09:30 UTC",
+        "1 December 2026, 16:05:40 UTC",
+        "30 November 2026",
     ]
     # Memories said in the same second (written in one go) share a time that tells nothing.
     batch = [said("I love hiking.", 10, 20, 4), said("My cat is Miso.", 10, 20, 4)]
     assert stamps([*batch, records[1]]) == [
-        "2026-12-01",
-        "2026-12-01",
-        "2026-12-01 09:30 UTC",
+        "1 December 2026",
+        "1 December 2026",
+        "1 December 2026, 09:30 UTC",
     ]
     # Another time zone is told in UTC.
     paris = timezone(timedelta(hours=1))
     late = replace(records[0], created_at=datetime(2026, 12, 2, 0, 30, tzinfo=paris))
-    assert stamps([late, records[1]]) == ["2026-12-01 23:30 UTC", "2026-12-01 09:30 UTC"]
+    assert stamps([late, records[1]]) == [
+        "1 December 2026, 23:30 UTC",
+        "1 December 2026, 09:30 UTC",
+    ]
 
 
 # -- one replaceable formatter -------------------------------------------------------------------
