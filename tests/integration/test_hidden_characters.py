@@ -17,7 +17,7 @@ import pytest
 from langchain.tools import ToolRuntime
 
 from langchain_agentmem import AgentMemory, memory_tools
-from langchain_agentmem.chat_commands import command
+from langchain_agentmem.cli.chat.commands import command
 from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.integrations.prompt import render
 from tests.integration.test_chat_cli import environment

@@ -598,7 +598,7 @@ def test_every_command_exits_quietly_when_its_stdout_is_gone(
         mem.add("Erase me.", namespace="alice")
     commands = [
         _cli("forget", "--store", url, "--user", "alice", "--yes"),
-        [sys.executable, "-m", "langchain_agentmem.demo", url, "bob", "3"],
+        [sys.executable, "-m", "langchain_agentmem.cli.demo", url, "bob", "3"],
     ]
     for command in commands:
         done = _closed_stdout(command)

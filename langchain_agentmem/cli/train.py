@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command, positive_int
+from langchain_agentmem.cli.args import add_command, positive_int
 from langchain_agentmem.errors import InvalidInputError
 
 

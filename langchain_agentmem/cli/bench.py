@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command
+from langchain_agentmem.cli.args import add_command
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 
 
@@ -146,7 +146,7 @@ def run_bench(args: argparse.Namespace) -> int:
             raise missing_extra("rl", "A plot (--plot, --budget-plot)", exc) from None
     budgets: list[float] = []
     if args.budget is not None:
-        from langchain_agentmem.rl.cli import parse_budgets
+        from langchain_agentmem.cli.train import parse_budgets
 
         try:
             budgets = parse_budgets(args.budget)

@@ -21,10 +21,10 @@ or interrupted turn is removed from the thread, so it is never replayed; one a k
 session left unfinished is removed when the thread is next opened. One session at a time
 holds a thread: a second one on the same thread is refused (:func:`hold_thread`).
 
-The commands live in :mod:`~langchain_agentmem.chat_commands`, a turn's reply and its
-taking back in :mod:`~langchain_agentmem.chat_turns`, the line a failed model call is told
-as in :mod:`~langchain_agentmem.chat_failures`, the conversations' files and locks in
-:mod:`~langchain_agentmem.chat_threads`.
+The commands live in :mod:`~langchain_agentmem.cli.chat.commands`, a turn's reply and its
+taking back in :mod:`~langchain_agentmem.cli.chat.turns`, the line a failed model call is told
+as in :mod:`~langchain_agentmem.cli.chat.failures`, the conversations' files and locks in
+:mod:`~langchain_agentmem.cli.chat.threads`.
 """
 
 from __future__ import annotations
@@ -46,19 +46,19 @@ from typing import Any, TextIO
 from langchain_core.messages import HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
-from langchain_agentmem.chat_commands import command
-from langchain_agentmem.chat_failures import explain, fatal, model_calls
-from langchain_agentmem.chat_threads import (
+from langchain_agentmem.cli.chat.commands import command
+from langchain_agentmem.cli.chat.failures import explain, fatal, model_calls
+from langchain_agentmem.cli.chat.threads import (
     ChatSaver,
     ThreadInUseError,
     chat_checkpoints,
     hold_thread,
 )
-from langchain_agentmem.chat_turns import ChatThread, Reply, answer
+from langchain_agentmem.cli.chat.turns import ChatThread, Reply, answer
+from langchain_agentmem.cli.pipes import READER_GONE, reader_gone
 from langchain_agentmem.integrations.runs import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import annotating_model, chat_model_from_env
-from langchain_agentmem.pipes import READER_GONE, reader_gone
 
 SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of this user."
 

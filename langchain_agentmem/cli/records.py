@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from langchain_agentmem.cliargs import (
+from langchain_agentmem.cli.args import (
     STORE_HELP,
     add_command,
     existing_store,

@@ -97,7 +97,7 @@ def _start(url: str, user: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         return
-    from langchain_agentmem.chat_threads import count_chat_threads
+    from langchain_agentmem.cli.chat.threads import count_chat_threads
 
     with AgentMemory(url, persist_indexes=False) as memory:
         records, threads = len(memory.records(user)), memory.threads(user)
@@ -148,7 +148,7 @@ def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", 
     )
     out.flush()
     done = subprocess.run(
-        [sys.executable, "-m", "langchain_agentmem.demo", url, user, str(k)], check=False
+        [sys.executable, "-m", "langchain_agentmem.cli.demo", url, user, str(k)], check=False
     )
     return done.returncode
 
@@ -182,6 +182,6 @@ def session_two(out: TextIO, url: str, user: str, k: int) -> int:
 
 
 if __name__ == "__main__":
-    from langchain_agentmem.pipes import to_stdout
+    from langchain_agentmem.cli.pipes import to_stdout
 
     sys.exit(to_stdout(lambda: session_two(sys.stdout, sys.argv[1], sys.argv[2], int(sys.argv[3]))))

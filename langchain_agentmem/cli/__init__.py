@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_agentmem.cliargs import (
+from langchain_agentmem.cli.args import (
     STORE_HELP,
     add_command,
     existing_store,
@@ -19,13 +19,13 @@ from langchain_agentmem.cliargs import (
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from langchain_agentmem.demo import run_demo
+    from langchain_agentmem.cli.demo import run_demo
 
     return run_demo(sys.stdout, store=args.store, user=args.user, k=args.k)
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from langchain_agentmem.chat import HISTORY_TOKENS, MAX_REPLY_TOKENS, main_chat
+    from langchain_agentmem.cli.chat.session import HISTORY_TOKENS, MAX_REPLY_TOKENS, main_chat
 
     if args.max_reply_tokens is None:
         args.max_reply_tokens = _env_tokens("AGENTMEM_MAX_REPLY_TOKENS", MAX_REPLY_TOKENS)
@@ -126,7 +126,7 @@ def _forget(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 1
-    from langchain_agentmem.chat_threads import count_chat_threads, forget_chat_threads
+    from langchain_agentmem.cli.chat.threads import count_chat_threads, forget_chat_threads
 
     with AgentMemory(args.store, persist_indexes=False) as memory:
         known = args.user in memory.namespaces()
@@ -429,15 +429,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_privacy_parsers(sub)
     _add_mcp_parser(sub)
 
-    from langchain_agentmem.cli_records import add_record_parsers
+    from langchain_agentmem.cli.records import add_record_parsers
 
     add_record_parsers(sub)
 
-    from langchain_agentmem.bench.cli import add_bench_parser
+    from langchain_agentmem.cli.bench import add_bench_parser
 
     add_bench_parser(sub)
 
-    from langchain_agentmem.rl.cli import add_train_parser
+    from langchain_agentmem.cli.train import add_train_parser
 
     add_train_parser(sub)
     return parser
@@ -448,9 +448,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     model's settings) alike; a problem it can name ends it with one line on stderr
     (``agentmem COMMAND: ...``) and exit code 1, not a traceback; a reader of its output
     that went away (``| head``) ends it quietly with exit code 141."""
+    from langchain_agentmem.cli.pipes import to_stdout
     from langchain_agentmem.errors import AgentMemoryError
     from langchain_agentmem.models import load_env
-    from langchain_agentmem.pipes import to_stdout
 
     parser = build_parser()
     args = parse_args(parser, argv)

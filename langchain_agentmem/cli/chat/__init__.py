@@ -1,0 +1,1 @@
+"""``agentmem chat``: the interactive chat with memory."""
