@@ -82,7 +82,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_record_parsers(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """``agentmem list`` and ``agentmem search``."""
     listed = add_command(
         sub,

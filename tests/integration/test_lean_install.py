@@ -34,7 +34,7 @@ BROUGHT = ("pandas",)
 """Packages only the extras bring (stable-baselines3 needs pandas): absent from the core."""
 
 IMPORTERS = {
-    "rl": {"rl.env", "rl.train", "rl.report", "cli.bench", "bench.answers"},
+    "rl": {"rl.env", "rl.train", "rl.report", "cli.bench", "bench.summary", "bench.answers"},
     "postgres": {"backends.postgres"},
     "classic": {"integrations.classic"},
     "mcp": {"integrations.mcp", "integrations.mcp_http"},
@@ -185,7 +185,7 @@ def test_the_core_runs_without_any_extra(tmp_path: Path) -> None:
         ("mcp", "import langchain_agentmem.integrations.mcp"),
         ("mcp", "import langchain_agentmem.integrations.mcp_http"),
         ("rl", "import langchain_agentmem.rl.env"),
-        ("rl", "from langchain_agentmem.cli.bench import plot_recall; plot_recall({}, 'x.png')"),
+        ("rl", "from langchain_agentmem.bench.summary import plot_recall as p; p({}, 'x.png')"),
         ("bench", "from langchain_agentmem.bench.answer_scores import token_f1 as f; f('a', 'b')"),
     ],
 )

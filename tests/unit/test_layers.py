@@ -221,7 +221,7 @@ def test_mcp_server_reaches_storage_only_through_agent_memory() -> None:
 def test_only_the_cli_loads_the_mcp_server_and_its_sdk() -> None:
     graph = import_graph()
     users = {m for m, ts in graph.items() if set(MCP) & ts and m not in MCP}
-    assert users <= {"langchain_agentmem.cli"}, f"the optional server is imported by {users}"
+    assert users <= {"langchain_agentmem.cli.mcp"}, f"the optional server is imported by {users}"
     assert _sdk_importers() <= set(MCP), "only the MCP modules import the mcp extra"
 
 
