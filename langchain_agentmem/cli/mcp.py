@@ -33,7 +33,8 @@ def _mcp(args: argparse.Namespace) -> int:
     import logging
 
     from langchain_agentmem.errors import InvalidInputError
-    from langchain_agentmem.integrations import mcp, mcp_http  # without the extra: one line
+    from langchain_agentmem.integrations.mcp import http as mcp_http  # without the extra: one line
+    from langchain_agentmem.integrations.mcp import server as mcp
     from langchain_agentmem.validation import check_k
 
     # Everything is checked before the store and the model are opened (seconds).

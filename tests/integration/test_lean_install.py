@@ -37,7 +37,7 @@ IMPORTERS = {
     "rl": {"rl.env", "rl.train", "rl.report", "cli.bench", "bench.summary", "bench.answers"},
     "postgres": {"backends.postgres"},
     "classic": {"integrations.classic"},
-    "mcp": {"integrations.mcp", "integrations.mcp_http"},
+    "mcp": {"integrations.mcp.server", "integrations.mcp.http"},
     "bench": {"bench.answer_scores"},
 }
 """The package's modules that may import each extra's packages."""
@@ -182,8 +182,8 @@ def test_the_core_runs_without_any_extra(tmp_path: Path) -> None:
         ("postgres", "AgentMemory('postgresql://postgres@127.0.0.1:5432/test')"),
         ("classic", "from langchain_agentmem import AgentMemoryRecall"),
         ("classic", "import langchain_agentmem.integrations.classic"),
-        ("mcp", "import langchain_agentmem.integrations.mcp"),
-        ("mcp", "import langchain_agentmem.integrations.mcp_http"),
+        ("mcp", "import langchain_agentmem.integrations.mcp.server"),
+        ("mcp", "import langchain_agentmem.integrations.mcp.http"),
         ("rl", "import langchain_agentmem.rl.env"),
         ("rl", "from langchain_agentmem.bench.summary import plot_recall as p; p({}, 'x.png')"),
         ("bench", "from langchain_agentmem.bench.answer_scores import token_f1 as f; f('a', 'b')"),

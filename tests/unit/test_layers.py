@@ -185,7 +185,7 @@ def test_bottom_modules_import_no_other_layer() -> None:
         assert not above, f"{bottom} imports {sorted(above)}"
 
 
-MCP = ("langchain_agentmem.integrations.mcp", "langchain_agentmem.integrations.mcp_http")
+MCP = ("langchain_agentmem.integrations.mcp.server", "langchain_agentmem.integrations.mcp.http")
 """The MCP server: an adapter on the integrations floor, over the optional ``mcp`` SDK."""
 
 
