@@ -55,12 +55,9 @@ from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.offers import offered
-from langchain_agentmem.integrations.prompt import (
-    DEFAULT_HEADER,
-    format_memories,
-    memory_ref,
-)
+from langchain_agentmem.integrations.prompt import DEFAULT_HEADER, format_memories
 from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
+from langchain_agentmem.integrations.recalled import memory_ref
 from langchain_agentmem.integrations.runs import (
     check_memory,
     run_context,
