@@ -12,6 +12,13 @@ from langchain_agentmem.cli.args import STORE_HELP, add_command, existing_store
 def _export(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
+    if args.out == "-" and sys.stdout.isatty():  # bulk JSON is for a pipe or a file
+        print(
+            "agentmem export: not writing an export to a terminal; pipe --out - into a "
+            "command or name a file (--out FILE); nothing was exported",
+            file=sys.stderr,
+        )
+        return 2
     problem = existing_store(args.store, "export")
     if problem:
         print(problem, file=sys.stderr)

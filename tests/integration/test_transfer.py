@@ -476,6 +476,23 @@ def test_cli_forget_names_a_missing_store_before_asking(
     assert not missing.exists()
 
 
+def test_cli_export_refuses_to_write_to_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        mem.add("Keep me.", namespace="alice")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert main(["export", "--store", url, "--user", "alice", "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "agentmem export: not writing an export to a terminal; pipe --out - into a command or "
+        "name a file (--out FILE); nothing was exported"
+    ]
+    assert terminal.getvalue() == ""
+
+
 def test_progress_bar_on_request(
     tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
 ) -> None:
