@@ -93,7 +93,7 @@ def _text(answer: BaseMessage) -> str:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class LinkCandidate:
     """An earlier statement a new one may replace, as the judge is asked about it."""
 
     record_id: str
@@ -134,7 +134,7 @@ Write = Callable[[str, str, str, Notes, str, Sequence[tuple[str, str]]], object]
 """Stores an annotation: ``(namespace, record_id, text, notes, model name, links)``, each
 link ``(replaced record id, reason)``."""
 
-Candidates = Callable[[str, str, str, Notes], Sequence[Candidate]]
+Candidates = Callable[[str, str, str, Notes], Sequence[LinkCandidate]]
 """The earlier statements a record may replace: ``(namespace, record_id, text, notes)``."""
 
 Claim = Callable[[str, str, str, float], bool | None]
@@ -146,7 +146,7 @@ Release = Callable[[str, str], None]
 """Drops this annotator's claim on a record: ``(namespace, record_id)``."""
 
 
-def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[Candidate]:
+def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[LinkCandidate]:
     return []
 
 

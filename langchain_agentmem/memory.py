@@ -24,7 +24,6 @@ from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
@@ -40,7 +39,7 @@ from langchain_agentmem.validation import (
 from langchain_agentmem.view import NamespaceView
 from langchain_agentmem.writes import MemoryWrites
 
-__all__ = ["USER_POLICY", "AgentMemory", "check_expiry", "to_record"]
+__all__ = ["AgentMemory"]
 
 
 class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):

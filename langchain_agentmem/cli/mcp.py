@@ -9,7 +9,7 @@ from typing import Any
 from langchain_agentmem.cli.args import STORE_HELP, add_command, port_number, positive_int
 
 
-def annotating_model(wanted: bool) -> Any:
+def _annotating_model_if(wanted: bool) -> Any:
     """The environment's chat model when ``wanted`` (for ``AgentMemory(model=...)``).
 
     Raises:
@@ -60,7 +60,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from langchain_agentmem.memory import AgentMemory
 
     shown = redact_url(default_store_url() if args.store is None else args.store)
-    with AgentMemory(args.store, model=annotating_model(args.annotate)) as memory:
+    with AgentMemory(args.store, model=_annotating_model_if(args.annotate)) as memory:
         if tokens is None:
             print(f"agentmem mcp: serving {args.user!r} from {shown} over stdio", file=sys.stderr)
             mcp.serve_stdio(memory, args.user, k=k)
