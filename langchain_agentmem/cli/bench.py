@@ -131,15 +131,14 @@ def _add_answer_arguments(locomo: argparse.ArgumentParser) -> None:
     )
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    """Run ``bench locomo`` with parsed arguments; print a summary table."""
-    from openai import OpenAIError
+def _checked(args: argparse.Namespace) -> list[float] | None:
+    """The budgets of ``--budget`` once every flag is checked, before the long part;
+    ``None`` (said on stderr) for a usage error.
 
-    from langchain_agentmem.bench.runner import run_locomo
-    from langchain_agentmem.embeddings import resolve_embeddings
-    from langchain_agentmem.locomo import load_locomo
-    from langchain_agentmem.memory import AgentMemory
-
+    Raises:
+        MissingExtraError: a plot without the ``rl`` extra, ``--answers`` without the
+            ``bench`` extra.
+    """
     if args.plot or args.budget_plot:  # say so before the run, not once it is done
         try:
             import matplotlib  # noqa: F401
@@ -153,7 +152,7 @@ def run_bench(args: argparse.Namespace) -> int:
             budgets = parse_budgets(args.budget)
         except InvalidInputError as exc:  # a bad value of a flag: a usage error
             print(f"agentmem bench: {exc}", file=sys.stderr)
-            return 2
+            return None
     if args.answers:
         from langchain_agentmem.bench.answer_scores import token_f1
 
@@ -162,7 +161,22 @@ def run_bench(args: argparse.Namespace) -> int:
         for flag in ANSWER_FLAGS:
             if getattr(args, flag.lstrip("-").replace("-", "_")) not in (None, False):
                 print(f"agentmem bench: {flag} goes with --answers", file=sys.stderr)
-                return 2
+                return None
+    return budgets
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Run ``bench locomo`` with parsed arguments; print a summary table."""
+    from openai import OpenAIError
+
+    from langchain_agentmem.bench.runner import run_locomo
+    from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.locomo import load_locomo
+    from langchain_agentmem.memory import AgentMemory
+
+    budgets = _checked(args)
+    if budgets is None:
+        return 2
     conversations, report = load_locomo(args.data)  # a missing or bad file: one line, 1
     for line in report.lines():
         print(f"note: {line}", file=sys.stderr)
