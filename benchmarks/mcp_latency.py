@@ -31,7 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from mcp import ClientSession, types
 
 from langchain_agentmem import AgentMemory, memory_tools
-from langchain_agentmem.integrations.mcp import call_memory_tool
+from langchain_agentmem.integrations.mcp.server import call_memory_tool
 from tests.mcp_servers import HttpServer, http_session, stdio_session
 
 USER = "bench"

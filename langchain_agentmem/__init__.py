@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     )
     from langchain_agentmem.integrations.retriever import AgentMemoryRetriever
     from langchain_agentmem.integrations.runs import user_thread_id
-    from langchain_agentmem.integrations.store import AgentMemoryStore
+    from langchain_agentmem.integrations.store.memory_store import AgentMemoryStore
     from langchain_agentmem.integrations.tools import memory_tools
     from langchain_agentmem.integrations.turns import trim_removals
     from langchain_agentmem.integrations.vectorstore import AgentMemoryVectorStore
@@ -73,7 +73,7 @@ _WHERE = {
     "recalled_memories": "langchain_agentmem.integrations.recalled",
     "AgentMemoryRetriever": "langchain_agentmem.integrations.retriever",
     "user_thread_id": "langchain_agentmem.integrations.runs",
-    "AgentMemoryStore": "langchain_agentmem.integrations.store",
+    "AgentMemoryStore": "langchain_agentmem.integrations.store.memory_store",
     "memory_tools": "langchain_agentmem.integrations.tools",
     "trim_removals": "langchain_agentmem.integrations.turns",
     "AgentMemoryVectorStore": "langchain_agentmem.integrations.vectorstore",

@@ -40,8 +40,10 @@ class MemoryCore:
     _holder: str
     """Names this memory in the store's annotation claims (unique per instance)."""
     annotator: Annotator | None
-    label_queries: bool
     """What annotates stored statements with a chat model (``None``: no model)."""
+    label_queries: bool
+    """Whether each search also asks the model what its query is about (``AgentMemory``'s
+    ``label_queries``)."""
 
     def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
         """Keep the embeddings of ``labels`` or attribute names (a bounded cache: cleared

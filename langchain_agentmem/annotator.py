@@ -93,13 +93,32 @@ def _text(answer: BaseMessage) -> str:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class LinkCandidate:
     """An earlier statement a new one may replace, as the judge is asked about it."""
 
     record_id: str
     text: str
     why: str
     """The link's reason if the judge says yes (``"home city: Lyon -> Porto"``)."""
+
+
+@dataclass(frozen=True)
+class AnnotationWait:
+    """Where annotation stood when a wait ended: true when nothing was left to annotate.
+
+    ``if memory.wait_annotated(timeout=60):`` reads as a yes or no; :attr:`given_up` says
+    which statements stay unannotated because every try failed.
+    """
+
+    left: int = 0
+    """Statements still queued or being annotated (0: the wait ended because none was)."""
+    given_up: tuple[tuple[str, str], ...] = ()
+    """``(namespace, record id)`` of each statement given up on: every try failed (a model
+    error, a timeout, an answer that does not parse), so it stays as it was until its
+    namespace is loaded again (by another process, or after a restart)."""
+
+    def __bool__(self) -> bool:
+        return self.left == 0
 
 
 @dataclass
@@ -115,7 +134,7 @@ Write = Callable[[str, str, str, Notes, str, Sequence[tuple[str, str]]], object]
 """Stores an annotation: ``(namespace, record_id, text, notes, model name, links)``, each
 link ``(replaced record id, reason)``."""
 
-Candidates = Callable[[str, str, str, Notes], Sequence[Candidate]]
+Candidates = Callable[[str, str, str, Notes], Sequence[LinkCandidate]]
 """The earlier statements a record may replace: ``(namespace, record_id, text, notes)``."""
 
 Claim = Callable[[str, str, str, float], bool | None]
@@ -127,7 +146,7 @@ Release = Callable[[str, str], None]
 """Drops this annotator's claim on a record: ``(namespace, record_id)``."""
 
 
-def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[Candidate]:
+def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[LinkCandidate]:
     return []
 
 
@@ -159,6 +178,7 @@ class Annotator:
         self._queue: dict[tuple[str, str], _Pending] = {}
         self._busy = 0
         self._flight: set[tuple[str, str]] = set()
+        self._given_up: dict[tuple[str, str], None] = {}  # a dict: kept in order, once each
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._calls = concurrent.futures.ThreadPoolExecutor(1, "agentmem-annotate-call")
@@ -190,6 +210,7 @@ class Annotator:
             known = self._queue.get(key)
             if known is None or known.text != text:
                 self._queue[key] = _Pending(namespace, record_id, text)
+            self._given_up.pop(key, None)
             self._start()
             self._cond.notify_all()
 
@@ -205,6 +226,8 @@ class Annotator:
         with self._cond:
             for key in [k for k in self._queue if k[0] == namespace]:
                 del self._queue[key]
+            for key in [k for k in self._given_up if k[0] == namespace]:
+                del self._given_up[key]
             self._cond.notify_all()
 
     def query_labels(self, query: str) -> tuple[str, ...]:
@@ -254,17 +277,18 @@ class Annotator:
         with self._cond:
             return len(self._queue) + self._busy
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until nothing is queued or being annotated (True), or ``timeout`` seconds
-        pass (False). Records waiting to be tried again count as queued."""
+    def wait(self, timeout: float | None = None) -> AnnotationWait:
+        """Block until nothing is queued or being annotated, or ``timeout`` seconds pass;
+        what is left then, and what was given up on. Records waiting to be tried again
+        count as queued."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while self._queue or self._busy:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    return False
+                    break
                 self._cond.wait(left)
-            return True
+            return AnnotationWait(len(self._queue) + self._busy, tuple(self._given_up))
 
     def close(self) -> None:
         """Stop: what is queued, and a call still waiting for the model after a short
@@ -384,6 +408,8 @@ class Annotator:
                 str(exc)[:200],
             )
         if item.tries >= len(RETRY_WAITS):
+            with self._cond:
+                self._given_up[(item.namespace, item.record_id)] = None
             return
         item.tries += 1
         self._again(item, RETRY_WAITS[item.tries - 1])

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langchain_agentmem.annotator import Annotator
+from langchain_agentmem.annotator import AnnotationWait, Annotator
 from langchain_agentmem.backends import Backend, open_backend
 from langchain_agentmem.cache import (
     DEFAULT_CACHE_RECORDS,
@@ -24,7 +24,6 @@ from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.items import USER_POLICY, check_expiry, to_record
 from langchain_agentmem.messages import MemoryMessages
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
@@ -40,7 +39,7 @@ from langchain_agentmem.validation import (
 from langchain_agentmem.view import NamespaceView
 from langchain_agentmem.writes import MemoryWrites
 
-__all__ = ["USER_POLICY", "AgentMemory", "check_expiry", "to_record"]
+__all__ = ["AgentMemory"]
 
 
 class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
@@ -204,14 +203,18 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             namespace, [(row.id, row.text, row.metadata) for row in view.rows.values()]
         )
 
-    def wait_annotated(self, timeout: float | None = None) -> bool:
-        """Block until every statement stored so far is annotated, or ``timeout`` seconds
-        pass (tests, benchmarks, a script that exits). True when nothing is left; True at
-        once without a ``model``. A statement another process sharing the store is
-        annotating counts as left until that process stores its annotation (or lets go)."""
-        return True if self.annotator is None else self.annotator.wait(timeout)
+    def wait_annotated(self, timeout: float | None = None) -> AnnotationWait:
+        """Block until every statement stored so far is annotated or given up on, or
+        ``timeout`` seconds pass (tests, benchmarks, a script that exits).
 
-    async def await_annotated(self, timeout: float | None = None) -> bool:
+        The answer is true when nothing is left (at once without a ``model``); its
+        ``left`` counts the statements still waiting, its ``given_up`` names those whose
+        every try failed (:class:`~langchain_agentmem.annotator.AnnotationWait`). A
+        statement another process sharing the store is annotating counts as left until
+        that process stores its annotation (or lets go)."""
+        return AnnotationWait() if self.annotator is None else self.annotator.wait(timeout)
+
+    async def await_annotated(self, timeout: float | None = None) -> AnnotationWait:
         """Async :meth:`wait_annotated`."""
         return await asyncio.to_thread(self.wait_annotated, timeout)
 

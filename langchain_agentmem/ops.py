@@ -82,29 +82,6 @@ Applied = Callable[[list[MemoryOp], list[int], float], None]
 store keys of its ADDs and the clock read for it."""
 
 
-def apply_ops(
-    backend: Backend,
-    namespace: str,
-    ops: Sequence[MemoryOp] | Decide,
-) -> list[MemoryOp]:
-    """Apply ``ops`` to ``namespace`` in one transaction and write each to the audit log.
-
-    Either every op lands (with its decision log entry) or none does. ``ops`` may be a
-    function of a :class:`Lookup` returning the ops (a policy's decision, an upsert): it is
-    called inside the transaction, after the namespace's writer lock is taken, so
-    concurrent writers never decide on a state that another one has already changed.
-
-    Returns:
-        The ops as applied.
-
-    Raises:
-        RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
-        InvalidInputError: an ADD reuses an id that already exists in ``namespace``.
-    """
-    (applied,), _ = apply_batch(backend, namespace, [ops])
-    return applied
-
-
 def apply_batch(
     backend: Backend,
     namespace: str,
@@ -112,17 +89,25 @@ def apply_batch(
     *,
     on_applied: Applied | None = None,
 ) -> tuple[list[list[MemoryOp]], int]:
-    """Apply the ops of several items to ``namespace`` in ONE transaction, item by item.
+    """Apply the ops of several items to ``namespace`` in ONE transaction, item by item,
+    and write each to the audit log.
 
-    As :func:`apply_ops`, for a batch: each item's decision is called after the previous
-    item's ops are applied (and passed to ``on_applied``, so the caller's view of the
-    namespace can follow), so a policy decides every item on the state it changes. Either
-    the whole batch lands or none of it does.
+    Either the whole batch lands (every op with its decision log entry) or none of it does.
+    An item may be a function of a :class:`Lookup` returning the ops (a policy's decision,
+    an upsert): it is called inside the transaction, after the namespace's writer lock is
+    taken, so concurrent writers never decide on a state that another one has already
+    changed. Each item's decision is called after the previous item's ops are applied (and
+    passed to ``on_applied``, so the caller's view of the namespace can follow), so a
+    policy decides every item on the state it changes.
 
     Returns:
         Each item's ops as applied (embeddings dropped; an ADD that takes the id of an
         expired record comes after that record's DELETE, reason "expired"), and the change
         sequence of the last audit log entry written (0 if none).
+
+    Raises:
+        RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
+        InvalidInputError: an ADD reuses an id that already exists in ``namespace``.
     """
     with backend.transaction() as tx:
         return apply_batch_in(tx, namespace, batch, on_applied=on_applied)

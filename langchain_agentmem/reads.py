@@ -9,15 +9,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.annotations import SAME_ATTRIBUTE, label_words
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index.lexical import query_terms
-from langchain_agentmem.index.speakers import NamedQuery, name_speakers
+from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.items import check_vector, to_record
 from langchain_agentmem.ranking import check_mode
-from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, query_labels
+from langchain_agentmem.ranking.query import (
+    Query,
+    Speakers,
+    labels_named,
+    named_query,
+    query_of,
+    speakers_read,
+)
 from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
@@ -60,28 +66,22 @@ class Narrowed:
 
 
 def _hits(
-    view: NamespaceView,
-    asked: NamedQuery,
-    vector: Vector | None,
-    k: int,
-    mode: str,
-    keep: Narrowed,
-    labels: QueryLabels = NO_LABELS,
+    view: NamespaceView, query: Query, k: int, mode: str, keep: Narrowed
 ) -> list[tuple[int, float]]:
-    """The ``k`` best hits of ``asked`` in ``view`` that ``keep`` keeps, best first.
+    """The ``k`` best hits of ``query`` in ``view`` that ``keep`` keeps, best first.
 
     With a filter, the search asks for more than ``k`` (as many more as the filter leaves
     out, then twice as many each time) until ``k`` records pass or none is left to ask for,
     so ``k`` results come back whenever ``k`` records pass."""
     if keep.filter is None:
-        hits = view.search(asked.text, vector, k, mode, asked.named, labels)
+        hits = view.search(query, k, mode)
     else:
         allowed = {rid for rid, row in view.rows.items() if passes(row.metadata, keep.filter)}
         total = len(view.rows)
         hits = []
         asking = min(total, k * math.ceil(total / len(allowed))) if allowed else 0
         while asking:
-            found = view.search(asked.text, vector, asking, mode, asked.named, labels)
+            found = view.search(query, asking, mode)
             hits = [(rid, score) for rid, score in found if rid in allowed][:k]
             if len(hits) == k or len(found) < asking or asking == total:
                 break
@@ -91,27 +91,12 @@ def _hits(
     return hits
 
 
-Speakers = tuple[str, ...]
-"""The speaker names a hybrid search reads in its query, sorted."""
-
-
 @dataclass(frozen=True)
 class Reread:
     """Who speaks in the namespace changed since the query was read: read it with these
     names and search again."""
 
     speakers: Speakers
-
-
-def _speakers_of(view: NamespaceView) -> Speakers:
-    """The names hybrid search takes out of a query over ``view`` (none where
-    ``named_speaker`` is 0)."""
-    return () if view.config.named_speaker <= 0 else tuple(sorted(view.speakers))
-
-
-def _named(query: str, speakers: Speakers | None) -> NamedQuery:
-    """``query`` with the names of ``speakers`` taken out (:func:`name_speakers`)."""
-    return name_speakers(query, speakers) if speakers else NamedQuery(query)
 
 
 def _rows(
@@ -137,55 +122,42 @@ class MemoryReads(MemoryCore):
         with self._cache.lock(namespace):
             view = self._cache.peek(namespace) or self._live_view(namespace)
             labels = tuple(view.labels) if self.hybrid.label_weight > 0 else ()
-            return _speakers_of(view), labels
+            return speakers_read(view.speakers, view.config), labels
 
-    def _query_labels(
-        self, vector: Vector | None, labels: Sequence[str], named: str = ""
-    ) -> QueryLabels:
-        """The words of the labels the query of ``vector`` matches, with the words of the
-        labels the model named for it (``named``)."""
-        if vector is None or not labels:
-            return QueryLabels(named, named)
-        return query_labels(vector, labels, self._label_vectors, self.hybrid, named)
-
-    def _labels_named(self, said: Sequence[str], labels: Sequence[str]) -> str:
-        """The words of the namespace's ``labels`` that one of the model's labels of a
-        query (``said``) names: the same, or at cosine :data:`SAME_ATTRIBUTE` or closer."""
-        vectors = [self._label_vectors[label] for label in said if label in self._label_vectors]
-        named = [
-            label
-            for label in labels
-            if label in said
-            or (
-                label in self._label_vectors
-                and any(float(v @ self._label_vectors[label]) >= SAME_ATTRIBUTE for v in vectors)
-            )
-        ]
-        return label_words(named)
+    def _query(
+        self, asked: NamedQuery, vector: Vector | None, labels: Sequence[str], named: str
+    ) -> Query:
+        """The query ranking reads (:func:`~langchain_agentmem.ranking.query.query_of`)."""
+        return query_of(
+            asked,
+            vector,
+            labels=labels,
+            vectors=self._label_vectors,
+            config=self.hybrid,
+            named_labels=named,
+        )
 
     def _search(
         self,
-        asked: NamedQuery,
-        vector: Vector | None,
+        query: Query,
         namespace: str,
         k: int,
         mode: str,
         keep: Narrowed,
         speakers: Speakers | None = None,
-        labels: QueryLabels = NO_LABELS,
     ) -> list[MemoryRecord] | Reread:
-        """The hits of ``asked``; or, where ``speakers`` (the names ``asked`` was read
+        """The hits of ``query``; or, where ``speakers`` (the names ``query`` was read
         with; ``None``: not checked) differ from the namespace's now, :class:`Reread`."""
-        query_terms(asked.text)  # tokenised here, outside the lock (cached for the search)
+        query_terms(query.text)  # tokenised here, outside the lock (cached for the search)
         with self._cache.lock(namespace):
             view = self._live_view(namespace)
             if speakers is not None and mode == "hybrid":
-                now = _speakers_of(view)
+                now = speakers_read(view.speakers, view.config)
                 if now != speakers:
                     return Reread(now)
-            if vector is not None:
-                view.check_query(vector, namespace)
-            hits = _hits(view, asked, vector, k, mode, keep, labels)
+            if query.vector is not None:
+                view.check_query(query.vector, namespace)
+            hits = _hits(view, query, k, mode, keep)
             rows = _rows(view, hits)
             if hits and self.policy.tracks_recalls:
                 self._note_recalls(view, [rid for rid, _ in hits])
@@ -213,7 +185,7 @@ class MemoryReads(MemoryCore):
         missing = tuple(label for label in labels if label not in self._label_vectors)
         if missing:
             self._remember_labels(missing, (yield Embed(missing)))
-        asked = _named(query, speakers)
+        asked = named_query(query, speakers)
         vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
         named = ""
         if self.label_queries and self.annotator is not None and labels:
@@ -221,18 +193,14 @@ class MemoryReads(MemoryCore):
             missing = tuple(label for label in said if label not in self._label_vectors)
             if missing:
                 self._remember_labels(missing, (yield Embed(missing)))
-            named = self._labels_named(said, labels)
-        words = self._query_labels(vector, labels, named)
-        found = yield Call.of(
-            self._search, asked, vector, namespace, k, mode, keep, speakers, words
-        )
+            named = labels_named(said, labels, self._label_vectors)
+        asking = self._query(asked, vector, labels, named)
+        found = yield Call.of(self._search, asking, namespace, k, mode, keep, speakers)
         if isinstance(found, Reread):  # another writer changed who speaks here
-            asked = _named(query, found.speakers)
+            asked = named_query(query, found.speakers)
             vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-            words = self._query_labels(vector, labels, named)
-            found = yield Call.of(
-                self._search, asked, vector, namespace, k, mode, keep, None, words
-            )
+            asking = self._query(asked, vector, labels, named)
+            found = yield Call.of(self._search, asking, namespace, k, mode, keep, None)
         records: list[MemoryRecord] = found
         return records
 
@@ -462,7 +430,7 @@ class MemoryReads(MemoryCore):
             if view.index is None:
                 return []
             view.check_query(vector, namespace)
-            hits = _hits(view, NamedQuery(""), vector[0], k, "dense", keep)
+            hits = _hits(view, Query("", vector[0]), k, "dense", keep)
             rows = _rows(view, hits)
         return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
 

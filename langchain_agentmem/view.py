@@ -27,7 +27,7 @@ from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
 from langchain_agentmem.ranking import hybrid_search
 from langchain_agentmem.ranking.corpus import Indexed
-from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels
+from langchain_agentmem.ranking.query import Query
 from langchain_agentmem.replies import only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
@@ -375,27 +375,18 @@ class NamespaceView(Indexed):
             self._snapshot = tuple(self._stats)
         return self._snapshot
 
-    def search(
-        self,
-        query: str,
-        vector: Vector | None,
-        k: int,
-        mode: str,
-        named: frozenset[str] = frozenset(),
-        labels: QueryLabels = NO_LABELS,
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its ``vector`` unless
-        lexical; ``named``: the speakers a hybrid query named, taken out of it; ``labels``:
-        the words of the labels it matched)."""
+    def search(self, query: Query, k: int, mode: str) -> list[tuple[int, float]]:
+        """The ``k`` best ``(rid, score)`` for ``query`` in ``mode`` (its vector unless
+        lexical)."""
         if self.index is None:
             return []
         self.flush()
         if mode == "lexical":
-            return self.lexical.search(query, k)
-        assert vector is not None  # embedded (and checked) by the caller for this mode
+            return self.lexical.search(query.text, k)
+        assert query.vector is not None  # embedded (and checked) by the caller for this mode
         if mode == "dense":
-            return self.index.search(vector, k)
-        return self.hybrid(query, vector, k, named, labels)
+            return self.index.search(query.vector, k)
+        return self.hybrid(query, k)
 
     def check_query(self, vector: Vector, namespace: str) -> None:
         """Refuse a query vector of other dimensions than the indexed ones (faiss would
@@ -408,18 +399,11 @@ class NamespaceView(Indexed):
                 "wrote them (memory.embeddings), or open a new store"
             )
 
-    def hybrid(
-        self,
-        query: str,
-        vector: Vector,
-        k: int,
-        named: frozenset[str] = frozenset(),
-        labels: QueryLabels = NO_LABELS,
-    ) -> list[tuple[int, float]]:
+    def hybrid(self, query: Query, k: int) -> list[tuple[int, float]]:
         """Dense and BM25 scores on absolute scales, lifted by thread neighbours."""
         if self.index is None:
             return []
-        return hybrid_search(query, vector, k, self, named=named, labels=labels)
+        return hybrid_search(query, k, self)
 
     def state(self, policy: MemoryPolicy, candidate: Candidate) -> MemoryState:
         """What ``policy`` sees of this namespace when ``candidate`` is offered."""

@@ -25,7 +25,7 @@ from langchain_agentmem.annotations import (
     labels_of,
     replaced,
 )
-from langchain_agentmem.annotator import Candidate as LinkCandidate
+from langchain_agentmem.annotator import LinkCandidate
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embeddings import embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError

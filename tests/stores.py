@@ -167,7 +167,7 @@ def save_chat_threads(url: str, threads: list[tuple[str, str]]) -> Path:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import MessagesState, StateGraph
 
-    from langchain_agentmem.chat_threads import chat_checkpoints
+    from langchain_agentmem.cli.chat.threads import chat_checkpoints
 
     path = chat_checkpoints(url)
     assert path is not None

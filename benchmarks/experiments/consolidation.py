@@ -54,7 +54,7 @@ from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.index.text import lexical_text
 from langchain_agentmem.policies.learned import LearnedPolicy
-from langchain_agentmem.ranking import HybridConfig, hybrid_search
+from langchain_agentmem.ranking import HybridConfig, hybrid_search, query_of
 from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import PolicyFactory, heuristic_factories, replay
@@ -171,7 +171,7 @@ def search(
             terms=None if where == "text" else Counter(tokenize(f"{text[r]} {note_text[r]}")),
         )
     return [
-        [rid for rid, _ in hybrid_search(q.text, conv.question_vectors[qi], k, corpus)]
+        [rid for rid, _ in hybrid_search(query_of(q.text, conv.question_vectors[qi]), k, corpus)]
         for qi, q in enumerate(conv.questions)
     ]
 

@@ -58,7 +58,7 @@ import langchain_agentmem.annotator as annotator_module
 import langchain_agentmem.writes as writes
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.annotations import Notes
-from langchain_agentmem.annotator import Candidate
+from langchain_agentmem.annotator import LinkCandidate
 from langchain_agentmem.locomo import load_locomo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -70,7 +70,7 @@ from fact_change import SETS, Counts, ingest, score
 from langchain_agentmem.rl.synthetic_conversations import write
 
 Figures = tuple[float, float, float, float]
-Found = list[Candidate]
+Found = list[LinkCandidate]
 Keep = Callable[[AgentMemory, str, str, Notes, Found], Found]
 """Which of the candidates to judge: ``(memory, namespace, new text, notes, candidates)``."""
 
@@ -94,7 +94,7 @@ def _one(memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Fo
 
 def _cosine(least: float) -> Keep:
     def keep(memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found) -> Found:
-        def close(c: Candidate) -> bool:
+        def close(c: LinkCandidate) -> bool:
             a, b = memory.embeddings.embed_documents([c.text, text])
             return float(np.dot(a, b)) >= least
 
@@ -109,7 +109,7 @@ def _shared_label(
     """The shipped rule, through the shipped pieces (``_shares_name``, ``writes._names``)."""
     mine = set(notes.about) | set(notes.facts)
 
-    def shares(c: Candidate) -> bool:
+    def shares(c: LinkCandidate) -> bool:
         record = memory.backend.get_record(namespace, c.record_id)
         return record is not None and _shares(memory, mine, writes._names(record))
 
@@ -138,7 +138,7 @@ def rule(keep: Keep) -> Iterator[None]:
 
     def candidates(
         self: AgentMemory, namespace: str, record_id: str, text: str, notes: Notes
-    ) -> list[Candidate]:
+    ) -> list[LinkCandidate]:
         return keep(self, namespace, text, notes, _shipped(self, namespace, record_id, text, notes))
 
     writes.MemoryWrites._link_candidates = candidates  # type: ignore[assignment,method-assign]

@@ -65,7 +65,8 @@ class Erased:
 
 
 class Transaction(abc.ABC):
-    """Writes inside one store transaction; only ``ops.apply_ops`` uses it."""
+    """Writes inside one store transaction: the ops ``ops.apply_batch_in`` applies (the one
+    place ops reach a store) and, for an import, the checks and messages of ``transfer``."""
 
     @abc.abstractmethod
     def lock_namespace(self, namespace: str) -> None:

@@ -1,7 +1,7 @@
 """Benchmarks of recall: the LoCoMo loader (from ``langchain_agentmem.locomo``), its measures
 and the bench runner.
 
-The names load on first use (PEP 562): ``agentmem --help`` reads ``bench.cli`` without
+The names load on first use (PEP 562): ``agentmem --help`` reads ``cli.bench`` without
 importing the runner (and torch).
 """
 

@@ -156,23 +156,11 @@ def run_locomo(
                 settle(memory)
             indexes = _BareIndexes(memory.records(namespace), texts, conv)
             bar.set_postfix_str(f"{conv.sample_id}: questions")
+            asked = _Asked(memory, namespace, modes, depth, timings, encode, indexes, baselines)
             for q in conv.questions:
                 if not q.evidence:
                     continue
-                ranked: dict[str, list[str]] = {}
-                for mode in modes:
-                    t0 = time.perf_counter()
-                    hits = memory.search(q.question, namespace=namespace, k=depth, mode=mode)
-                    timings.search[mode].append(time.perf_counter() - t0)
-                    ranked[f"agentmem-{mode}"] = [str(h.metadata["dia_id"]) for h in hits]
-                t0 = time.perf_counter()
-                qvec = np.asarray(encode(q.question), dtype=np.float32).reshape(1, -1)
-                timings.bare_embed_query.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                indexes.bare.search(qvec, depth)
-                timings.bare_faiss.append(time.perf_counter() - t0)
-                if baselines:
-                    ranked.update(indexes.rank(q.question, qvec, depth))
+                ranked = asked.rankings(q.question)
                 for method in methods:
                     whole = method == f"window-{WINDOW}"
                     scores[method].add(q.category, ranked[method], q.evidence, whole=whole)
@@ -191,6 +179,39 @@ def run_locomo(
         "retrieval": {method: scores[method].result() for method in methods},
         "timing": _timing_summary(timings),
     }
+
+
+@dataclass
+class _Asked:
+    """How one conversation's questions are asked: of the memory in each mode, timed,
+    and of the bare baselines."""
+
+    memory: AgentMemory
+    namespace: str
+    modes: Sequence[str]
+    depth: int
+    timings: _Timings
+    encode: Callable[[str], Vector]
+    indexes: _BareIndexes
+    baselines: bool
+
+    def rankings(self, question: str) -> dict[str, list[str]]:
+        """Each method's dia ids for ``question``, best first; the timings noted."""
+        ranked: dict[str, list[str]] = {}
+        for mode in self.modes:
+            t0 = time.perf_counter()
+            hits = self.memory.search(question, namespace=self.namespace, k=self.depth, mode=mode)
+            self.timings.search[mode].append(time.perf_counter() - t0)
+            ranked[f"agentmem-{mode}"] = [str(h.metadata["dia_id"]) for h in hits]
+        t0 = time.perf_counter()
+        qvec = np.asarray(self.encode(question), dtype=np.float32).reshape(1, -1)
+        self.timings.bare_embed_query.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        self.indexes.bare.search(qvec, self.depth)
+        self.timings.bare_faiss.append(time.perf_counter() - t0)
+        if self.baselines:
+            ranked.update(self.indexes.rank(question, qvec, self.depth))
+        return ranked
 
 
 def turn_adds(conv: Conversation, namespace: str) -> list[dict[str, Any]]:

@@ -55,12 +55,9 @@ from langgraph.graph.message import add_messages
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.offers import offered
-from langchain_agentmem.integrations.prompt import (
-    DEFAULT_HEADER,
-    format_memories,
-    memory_ref,
-)
+from langchain_agentmem.integrations.prompt import DEFAULT_HEADER, format_memories
 from langchain_agentmem.integrations.recall import arecall, recall, shown_texts
+from langchain_agentmem.integrations.recalled import memory_ref
 from langchain_agentmem.integrations.runs import (
     check_memory,
     run_context,
@@ -232,6 +229,25 @@ def _trimming(
     return window, max_tokens, token_counter or count_tokens_approximately
 
 
+def _after_turn(
+    messages: list[BaseMessage],
+    messages_key: str,
+    window: int | None,
+    max_tokens: int | None,
+    counter: TokenCounter | BaseLanguageModel[Any],
+) -> dict[str, Any]:
+    """What :func:`policy_node` writes back to the state: the ids of the latest turn's
+    messages (offered now, not again) and the removals that trim the older turns."""
+    update: dict[str, Any] = {}
+    start = latest_human(messages)
+    if start is not None:
+        update["remembered"] = [m.id for m in messages[start:] if m.id is not None]
+    removals = trim_removals(messages, window=window, max_tokens=max_tokens, token_counter=counter)
+    if removals:
+        update[messages_key] = removals
+    return update
+
+
 def policy_node(
     memory: AgentMemory,
     *,
@@ -288,16 +304,7 @@ def policy_node(
         return namespace, thread, items, messages
 
     def _update(messages: list[BaseMessage]) -> dict[str, Any]:
-        update: dict[str, Any] = {}
-        start = latest_human(messages)
-        if start is not None:
-            update["remembered"] = [m.id for m in messages[start:] if m.id is not None]
-        removals = trim_removals(
-            messages, window=window, max_tokens=max_tokens, token_counter=counter
-        )
-        if removals:
-            update[messages_key] = removals
-        return update
+        return _after_turn(messages, messages_key, window, max_tokens, counter)
 
     def offers(items: list[TurnItem]) -> tuple[list[str], list[dict[str, Any]]]:
         return offered(memory.limits, [(i.message.type, i.text, i.metadata(source)) for i in items])

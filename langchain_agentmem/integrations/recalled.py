@@ -1,34 +1,126 @@
-"""The memories a recall node found, read back by id for a prompt.
+"""The memories a recall node found: kept in graph state by reference, read back by id.
 
 :func:`~langchain_agentmem.integrations.graph.recall_node` keeps only record ids and scores
-in the graph state (a checkpoint must not keep a copy of a memory that is later forgotten);
-these read the texts from the memory, for the user of the run, as it holds them now.
+in the graph state (:func:`memory_ref`; a checkpoint must not keep a copy of a memory that
+is later forgotten); these read the texts from the memory, for the user of the run, as it
+holds them now.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 
-from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     MemoryFormatter,
-    MemoryItem,
     as_records,
     check_formatter,
-    check_memory_items,
-    item_id,
     render,
-    resolve_items,
 )
 from langchain_agentmem.integrations.runs import check_memory, run_context, user_namespace
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS, check_name, check_namespace
+
+
+def memory_ref(record: MemoryRecord) -> dict[str, Any]:
+    """A recalled record as a graph state keeps it: its id and score, never its text.
+
+    Graph state is checkpointed; a copy of the text there would outlive the record's
+    deletion. The text is read from the memory by id when the prompt is built.
+    """
+    return {"id": record.id, "score": record.score}
+
+
+MemoryItem = MemoryRecord | Mapping[str, Any]
+"""What a prompt can be built from: records, references (``{"id", "score"}``) or
+graph-state dicts that carry their ``text``."""
+
+
+def check_memory_items(memories: object) -> list[MemoryItem]:
+    """``memories`` as a list of records and mappings, else a clear error.
+
+    ``None`` is an empty list. A mapping needs a str ``id`` (a reference) or a str ``text``.
+
+    Raises:
+        InvalidTypeError: not a list, or an item that is neither a record nor a mapping,
+            or an id that is not a str.
+        InvalidInputError: a mapping with neither an id nor a text.
+    """
+    if memories is None:
+        return []
+    if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
+        raise InvalidTypeError(
+            f"memories must be a list of references ({{'id': ..., 'score': ...}}, as "
+            f"recall_node writes them) or MemoryRecord, got {type(memories).__name__}; pass "
+            "state['memories']"
+        )
+    out: list[MemoryItem] = []
+    for i, item in enumerate(memories):
+        if isinstance(item, MemoryRecord):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise InvalidTypeError(
+                f"memories[{i}] must be a reference dict or a MemoryRecord, got "
+                f"{type(item).__name__}"
+            )
+        rid = item.get("id")
+        if rid is not None and not isinstance(rid, str):
+            raise InvalidTypeError(
+                f"memories[{i}]['id'] must be a record id (str), got {type(rid).__name__}"
+            )
+        if not rid and not isinstance(item.get("text"), str):
+            raise InvalidInputError(
+                f"memories[{i}] has neither an 'id' nor a 'text' (keys: "
+                f"{sorted(map(str, item))}); pass the references recall_node wrote"
+            )
+        out.append(item)
+    return out
+
+
+def item_id(item: MemoryItem) -> str | None:
+    """The record id of a memory item (``None`` when it names none)."""
+    rid = item.id if isinstance(item, MemoryRecord) else item.get("id")
+    return rid if isinstance(rid, str) and rid else None
+
+
+def item_score(item: MemoryItem) -> float | None:
+    """The recall score a memory item carries, if any."""
+    score = item.score if isinstance(item, MemoryRecord) else item.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        return None
+    return float(score)
+
+
+def resolve_items(items: Sequence[MemoryItem], found: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """``items`` as the memory holds them now, in their order.
+
+    An item with an id becomes the record ``found`` holds under that id (with the
+    item's score), or is left out when there is none (forgotten since it was recalled);
+    an id listed twice is told once. An item without an id is a text given by the caller,
+    kept as it is.
+    """
+    by_id = {r.id: r for r in found}
+    out: list[MemoryRecord] = []
+    seen: set[str] = set()
+    for item in items:
+        rid = item_id(item)
+        if rid is None:
+            out.extend(as_records([item]))
+            continue
+        record = by_id.get(rid)
+        if record is None or rid in seen:
+            continue
+        seen.add(rid)
+        out.append(replace(record, score=item_score(item), embedding=None))
+    return out
 
 
 def _run_namespace(

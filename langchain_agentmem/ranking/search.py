@@ -40,8 +40,8 @@ without them).
 Named speakers: a query that names a speaker of the namespace ("What is Dmitri's job?") is
 searched without the name, in its words and its embedding ("What is their job?"), and that
 speaker's records gain ``named_speaker`` in base score, and another speaker's records that
-name them gain ``named_mention`` (:mod:`langchain_agentmem.index.speakers`; the caller
-rewrites the query).
+name them gain ``named_mention`` (:mod:`langchain_agentmem.index.speakers`; the query
+comes rewritten, :class:`~langchain_agentmem.ranking.query.Query`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ from __future__ import annotations
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.ranking import stages
 from langchain_agentmem.ranking.corpus import Corpus
-from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels
 from langchain_agentmem.ranking.newer_first import newer_first
-from langchain_agentmem.types import Vector
+from langchain_agentmem.ranking.query import Query
 
 SEARCH_MODES = ("hybrid", "dense", "lexical")
 """The modes ``AgentMemory.search`` accepts."""
@@ -71,33 +70,26 @@ def check_mode(mode: object) -> str:
     return mode
 
 
-def hybrid_search(
-    query: str,
-    vector: Vector,
-    k: int,
-    corpus: Corpus,
-    *,
-    named: frozenset[str] = frozenset(),
-    labels: QueryLabels = NO_LABELS,
-) -> list[tuple[int, float]]:
+def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float]]:
     """The ``k`` best keys of ``corpus`` by hybrid score (see the module docstring).
 
     Args:
-        query: The query text (for BM25).
-        vector: The normalised query embedding.
+        query: The query (:func:`~langchain_agentmem.ranking.query.query_of`): its text for
+            BM25, its normalised embedding, the speakers it named (already taken out of
+            its text and embedding; their records gain ``config.named_speaker``) and the
+            words of the namespace's labels it matched (``terms`` searched as its own,
+            ``topics`` what a model's links are read against).
         k: How many to return.
         corpus: The records, their indexes and the weights (``corpus.config``).
-        named: The speakers the query named (already taken out of ``query`` and
-            ``vector``, :func:`~langchain_agentmem.index.speakers.name_speakers`): their
-            records gain ``config.named_speaker``.
-        labels: The words of the namespace's labels the query matched: ``terms`` searched
-            as the query's own, ``topics`` what a model's links are read against.
 
     Returns:
         ``(key, score)`` pairs, best first, score in [0, 1], ties broken by the lower key.
     """
+    if query.vector is None:
+        raise InvalidInputError("a hybrid search needs the query's embedding (Query.vector)")
+    text, vector, named, labels = query.text, query.vector, query.named, query.labels
     config = corpus.config
-    pool = stages.gather(query, vector, k, corpus, labels.terms)
+    pool = stages.gather(text, vector, k, corpus, labels.terms)
     match_arr = stages.base_scores(pool, config)
     base_arr = match_arr
     if named and (config.named_speaker > 0 or config.named_mention > 0):
@@ -107,7 +99,7 @@ def hybrid_search(
     scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
     if config.newer_first:
         scores = newer_first(
-            query,
+            text,
             vector,
             scores,
             said_of=corpus.said,
@@ -120,6 +112,6 @@ def hybrid_search(
         scores = stages.statement_first(scores, corpus.questions, pool)
     # Last: a statement lifted above a question is still placed below its successor.
     scores = stages.replaced_below(
-        scores, corpus, query, config.restatement_relevance, labels.topics, match
+        scores, corpus, text, config.restatement_relevance, labels.topics, match
     )
     return stages.best(scores, k)

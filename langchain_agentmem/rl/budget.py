@@ -21,3 +21,17 @@ def check_budget(budget: object) -> float:
 def capacity_for(budget: float, n_turns: int) -> int:
     """Records a conversation of ``n_turns`` may keep under ``budget`` (at least 1)."""
     return max(1, round(check_budget(budget) * n_turns))
+
+
+def parse_budgets(raw: str) -> list[float]:
+    """``"0.1,0.25"`` -> ``[0.1, 0.25]``, each checked to be in (0, 1]."""
+    out: list[float] = []
+    for part in str(raw).split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            raise InvalidInputError(
+                f"budget {part.strip()!r} is not a number; pass shares of turns such as 0.1,0.25"
+            ) from None
+        out.append(check_budget(value))
+    return out

@@ -7,6 +7,8 @@ Usage::
 
 Writes ``policy_locomo.json`` (every policy at every budget, on held-out conversations),
 ``policy_locomo.md`` (the same as a table) and ``policy_learning_curve.png``.
+:func:`decision_latency` times one ``decide`` call of each policy
+(``benchmarks/results/policy_latency.txt`` names the command).
 """
 
 from __future__ import annotations
@@ -272,56 +274,6 @@ def _write(out: Path, report: dict[str, Any], runs: Any, table: dict[Any, Any]) 
     plot_budgets(table, out / "policy_recall_vs_budget.png")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the cross-validation; write results; optionally train on everything and ship."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.extra_share is not None and not args.extra:
-        parser.error("--extra-share needs --extra")
-
-    from langchain_agentmem.rl.data import embed_conversations, load_locomo
-    from langchain_agentmem.rl.train import cross_validate
-
-    convs = embed_conversations(load_locomo(args.data))
-    extra_convs = embed_conversations(load_locomo(args.extra)) if args.extra else []
-    budgets = (0.1, 0.25)
-    started = time.perf_counter()
-    table, runs, models = cross_validate(
-        convs,
-        folds=args.folds,
-        budgets=budgets,
-        steps=args.steps,
-        seed=args.seed,
-        warm_start=not args.no_warm_start,
-        extra=extra_convs,
-        extra_share=args.extra_share,
-    )
-    command = "python -m langchain_agentmem.rl.report " + " ".join(
-        sys.argv[1:] if argv is None else list(argv)
-    )
-    report: dict[str, Any] = {
-        "command": command,
-        "data": Path(args.data).name,
-        "conversations": [c.sample_id for c in convs],
-        "extra_training": [c.sample_id for c in extra_convs],
-        "protocol": _protocol(args, extra_convs),
-        "machine": f"{platform.machine()}, {platform.python_version()}, shared 2-core",
-        "folds": [{k: v for k, v in run.items() if k != "curve"} for run in runs],
-        "budget": table,
-        "seconds": round(time.perf_counter() - started, 1),
-        "learned_vs_importance": [compare_kept(convs, models, b) for b in budgets],
-    }
-    if args.ship:
-        report["shipped"] = _ship(args, convs, extra_convs, budgets, table)
-    _write(Path(args.out), report, runs, table)
-    print(markdown(table))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
 LATENCY_POLICIES = ("fifo", "lru", "importance", "novelty", "forgetting_curve", "learned")
 
 
@@ -374,3 +326,53 @@ def decision_latency(
                 }
             )
     return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the cross-validation; write results; optionally train on everything and ship."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.extra_share is not None and not args.extra:
+        parser.error("--extra-share needs --extra")
+
+    from langchain_agentmem.rl.data import embed_conversations, load_locomo
+    from langchain_agentmem.rl.train import cross_validate
+
+    convs = embed_conversations(load_locomo(args.data))
+    extra_convs = embed_conversations(load_locomo(args.extra)) if args.extra else []
+    budgets = (0.1, 0.25)
+    started = time.perf_counter()
+    table, runs, models = cross_validate(
+        convs,
+        folds=args.folds,
+        budgets=budgets,
+        steps=args.steps,
+        seed=args.seed,
+        warm_start=not args.no_warm_start,
+        extra=extra_convs,
+        extra_share=args.extra_share,
+    )
+    command = "python -m langchain_agentmem.rl.report " + " ".join(
+        sys.argv[1:] if argv is None else list(argv)
+    )
+    report: dict[str, Any] = {
+        "command": command,
+        "data": Path(args.data).name,
+        "conversations": [c.sample_id for c in convs],
+        "extra_training": [c.sample_id for c in extra_convs],
+        "protocol": _protocol(args, extra_convs),
+        "machine": f"{platform.machine()}, {platform.python_version()}, shared 2-core",
+        "folds": [{k: v for k, v in run.items() if k != "curve"} for run in runs],
+        "budget": table,
+        "seconds": round(time.perf_counter() - started, 1),
+        "learned_vs_importance": [compare_kept(convs, models, b) for b in budgets],
+    }
+    if args.ship:
+        report["shipped"] = _ship(args, convs, extra_convs, budgets, table)
+    _write(Path(args.out), report, runs, table)
+    print(markdown(table))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -24,7 +24,7 @@ from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import LexicalIndex
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.index.text import reply_texts
-from langchain_agentmem.ranking import HybridConfig, hybrid_search
+from langchain_agentmem.ranking import HybridConfig, hybrid_search, query_of
 from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.near_words import near_words
 from langchain_agentmem.replies import REPLY_TO, asks, only_asks
@@ -143,7 +143,7 @@ def hybrid_results(
         ]
     )
     return [
-        hybrid_search(query.text, conv.question_vectors[qi], k, corpus, named=query.named)
+        hybrid_search(query_of(query, conv.question_vectors[qi]), k, corpus)
         for qi, query in enumerate(asked)
     ]
 

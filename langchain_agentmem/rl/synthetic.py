@@ -11,15 +11,23 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.ops import UNQUOTE_POLICY
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
+from langchain_agentmem.types import Decision
+
+if TYPE_CHECKING:
+    from langchain_agentmem.locomo import Conversation
+    from langchain_agentmem.memory import AgentMemory
+
+NAMESPACE = "facts"
+"""The namespace each conversation is stored in (a memory of its own each)."""
 
 
 @dataclass
@@ -50,6 +58,59 @@ class FactScores:
             "before_recall@5": self.before_hits5 / max(1, self.before_questions),
             **{k: self.ops.get(k, 0) for k in ("add", "update", "delete", "noop")},
         }
+
+    def count(self, decisions: Iterable[Decision]) -> None:
+        """Count the ops of an audit log."""
+        for d in decisions:
+            if d.policy == UNQUOTE_POLICY:
+                continue  # a copy dropped with what it quoted: no decision
+            key = d.kind.value.lower()
+            self.ops[key] = self.ops.get(key, 0) + 1
+
+    def score(
+        self,
+        found: Sequence[str],
+        current: str,
+        fact: Mapping[str, Any],
+        text_of: Mapping[str, str],
+        k: int,
+    ) -> None:
+        """Score one question: ``found`` (texts, best first) against the ``current`` fact's
+        text and the earlier statements ``fact`` names stale (``text_of``: each turn id's
+        text)."""
+        pos = found.index(current) if current in found else k
+        if fact["kind"] == "before":
+            self.before_questions += 1
+            self.before_hits5 += pos < k
+            return
+        self.questions += 1
+        self.hits1 += pos == 0
+        self.hits5 += pos < k
+        if fact["stale"]:
+            self.changed += 1
+            stale = {text_of[d] for d in fact["stale"]}
+            self.stale_above += any(t in stale for t in found[:pos])
+
+
+def _remember(memory: AgentMemory, conv: Conversation, text_of: Mapping[str, str]) -> None:
+    """Offer every turn of ``conv`` with ``add``, as ``agentmem bench locomo`` stores turns."""
+    from langchain_agentmem.index.text import reply_texts
+    from langchain_agentmem.locomo import turn_metadata
+
+    replies = reply_texts(
+        [t.speaker for t in conv.turns],
+        [t.session for t in conv.turns],
+        [text_of[t.dia_id] for t in conv.turns],
+    )
+    for t, reply in zip(conv.turns, replies, strict=True):
+        memory.add(
+            text_of[t.dia_id],
+            namespace=NAMESPACE,
+            thread=f"session-{t.session}",
+            timestamp=t.date,
+            record_id=f"{conv.sample_id}:{t.dia_id}",
+            metadata=turn_metadata(t, reply),
+        )
 
 
 def measure_fact_change(
@@ -85,8 +146,7 @@ def measure_fact_change(
         op counts from the audit log.
     """
     from langchain_agentmem.embeddings import resolve_embeddings
-    from langchain_agentmem.index.text import reply_texts
-    from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
+    from langchain_agentmem.locomo import load_locomo, turn_text
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies.learned import LearnedPolicy
     from langchain_agentmem.rl.budget import capacity_for
@@ -105,45 +165,15 @@ def measure_fact_change(
                 caps.append(str(cap) if cap else "all")
                 text_of = {t.dia_id: turn_text(t) for t in conv.turns}
                 url = f"sqlite:///{Path(tmp) / f'{name}-{c_i}.db'}"
-                replies = reply_texts(
-                    [t.speaker for t in conv.turns],
-                    [t.session for t in conv.turns],
-                    [text_of[t.dia_id] for t in conv.turns],
-                )
                 policy: Any = name
                 if name == "learned" and learned_path is not None and cap is not None:
                     policy = LearnedPolicy(cap, path=learned_path)
                 with AgentMemory(url, embeddings=emb, policy=policy, capacity=cap) as mem:
-                    ns = "facts"
-                    for t, reply in zip(conv.turns, replies, strict=True):
-                        mem.add(
-                            text_of[t.dia_id],
-                            namespace=ns,
-                            thread=f"session-{t.session}",
-                            timestamp=t.date,
-                            record_id=f"{conv.sample_id}:{t.dia_id}",
-                            metadata=turn_metadata(t, reply),
-                        )
-                    for d in mem.decisions(ns):
-                        if d.policy == UNQUOTE_POLICY:
-                            continue  # a copy dropped with what it quoted: no decision
-                        key = d.kind.value.lower()
-                        scores.ops[key] = scores.ops.get(key, 0) + 1
+                    _remember(mem, conv, text_of)
+                    scores.count(mem.decisions(NAMESPACE))
                     for q, fact in zip(conv.questions, facts[conv.sample_id], strict=True):
-                        found = [r.text for r in mem.search(q.question, namespace=ns, k=k)]
-                        current = text_of[q.evidence[0]]
-                        pos = found.index(current) if current in found else k
-                        if fact["kind"] == "before":
-                            scores.before_questions += 1
-                            scores.before_hits5 += pos < k
-                            continue
-                        scores.questions += 1
-                        scores.hits1 += pos == 0
-                        scores.hits5 += pos < k
-                        if fact["stale"]:
-                            scores.changed += 1
-                            stale = {text_of[d] for d in fact["stale"]}
-                            scores.stale_above += any(t in stale for t in found[:pos])
+                        found = [r.text for r in mem.search(q.question, namespace=NAMESPACE, k=k)]
+                        scores.score(found, text_of[q.evidence[0]], fact, text_of, k)
             scores.capacity = "/".join(sorted(set(caps), key=caps.index))
             rows.append(scores.row())
     return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,14 +248,7 @@ def train(
     added = [prepare(c) for c in extra]
     draw = extra_draw(main, added, extra_share)
     prepared: list[Prepared] = [*main, *added]
-
-    def make(i: int) -> Any:
-        def thunk() -> MemoryBudgetEnv:
-            return MemoryBudgetEnv(prepared, budgets=budgets, k=k, draw=draw)
-
-        return thunk
-
-    venv = DummyVecEnv([make(i) for i in range(n_envs)])
+    venv = DummyVecEnv([_env_maker(prepared, budgets, k, draw) for _ in range(n_envs)])
     venv.seed(seed)
     model = _ppo(venv, n_steps, learning_rate, seed, tensorboard)
     if warm_start:
@@ -279,6 +272,17 @@ def train(
     )
     venv.close()
     return TrainResult(layers=layers, config=config, curve=tracker.curve)
+
+
+def _env_maker(
+    prepared: Sequence[Prepared], budgets: Sequence[float], k: int, draw: list[float] | None
+) -> Callable[[], MemoryBudgetEnv]:
+    """What makes one training environment (``DummyVecEnv`` calls it)."""
+
+    def make() -> MemoryBudgetEnv:
+        return MemoryBudgetEnv(prepared, budgets=budgets, k=k, draw=draw)
+
+    return make
 
 
 def _check_train(

@@ -556,7 +556,7 @@ def test_closing_the_memory_stops_its_stores_sweepers(
     memory = AgentMemory(store_url, embeddings=EMB)
     store = AgentMemoryStore(memory)
     store.put(("s",), "k", {"v": 1}, ttl=1)
-    with caplog.at_level(logging.INFO, logger="langchain_agentmem.integrations.store"):
+    with caplog.at_level(logging.INFO, logger="langchain_agentmem.integrations.store.memory_store"):
         stopped = store.start_ttl_sweeper(0.05 / 60)  # every 50 ms
         memory.close()
         stopped.result(timeout=30)  # the sweeper ended by itself

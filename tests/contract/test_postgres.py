@@ -12,7 +12,7 @@ import pytest
 from langchain_agentmem import AgentMemory, InvalidInputError, StoreError, UnknownStoreError
 from langchain_agentmem.backends import open_backend
 from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
-from langchain_agentmem.ops import apply_ops
+from langchain_agentmem.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
 from tests.stores import PG_URL, HashEmbeddings
 
@@ -66,7 +66,7 @@ def test_schema_is_versioned_and_private(pg_url: str) -> None:
     assert isinstance(backend, PostgresBackend)
     try:
         assert backend.schema_version() == 3
-        apply_ops(backend, "u", [_add("r1")])
+        apply_batch(backend, "u", [[_add("r1")]])
     finally:
         backend.close()
     # The tables live in the URL's schema, not in the database's default one.
@@ -109,10 +109,10 @@ def test_writers_of_one_namespace_commit_in_sequence_order(pg_url: str) -> None:
                 at=time.time(),
             )
             later = threading.Thread(
-                target=lambda: (apply_ops(backend, "u", [_add("second")]), other_done.set())
+                target=lambda: (apply_batch(backend, "u", [[_add("second")]]), other_done.set())
             )
             elsewhere = threading.Thread(
-                target=lambda: (apply_ops(backend, "v", [_add("v1")]), other_ns_done.set())
+                target=lambda: (apply_batch(backend, "v", [[_add("v1")]]), other_ns_done.set())
             )
             later.start()
             elsewhere.start()
@@ -140,7 +140,7 @@ def test_catch_up_reader_never_skips_a_change(pg_url: str) -> None:
 
     def write(w: int) -> None:
         for i in range(per_writer):
-            apply_ops(backend, "u", [_add(f"w{w}-{i}")])
+            apply_batch(backend, "u", [[_add(f"w{w}-{i}")]])
 
     def read() -> None:
         last = 0

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError, OpKind
 from langchain_agentmem.annotations import ANNOTATION, current_annotation
+from langchain_agentmem.annotator import AnnotationWait
 from langchain_agentmem.integrations.prompt import format_memories
 from langchain_agentmem.integrations.recall import recall
 from tests.openai_server import facts_judge, judged_pair
@@ -151,7 +152,8 @@ def test_a_write_returns_before_the_model_answers(tmp_path: Path) -> None:
         (lyon,) = _tell(memory, [LYON])
         assert memory.search("Lyon", namespace="priya", k=1)[0].id == lyon  # searchable now
         assert ANNOTATION not in memory.get(lyon, namespace="priya").metadata
-        assert memory.wait_annotated(timeout=0.2) is False
+        waited = memory.wait_annotated(timeout=0.2)
+        assert not waited and waited.left == 1 and waited.given_up == ()
         gate.set()
         assert memory.wait_annotated(timeout=30)
         assert ANNOTATION in memory.get(lyon, namespace="priya").metadata
@@ -168,12 +170,15 @@ def test_a_failing_model_fails_no_write_and_is_logged_once(
             AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=broken) as memory,
         ):
             ids = _tell(memory, [LYON])
-            assert memory.wait_annotated(timeout=30)
+            waited = memory.wait_annotated(timeout=30)
+            assert waited and waited.left == 0  # nothing left to wait for ...
+            assert waited.given_up == (("priya", ids[0]),)  # ... and what was given up on
             assert memory.annotator is not None and memory.annotator.failures == 3
             assert ANNOTATION not in memory.get(ids[0], namespace="priya").metadata
             warned = [r for r in caplog.records if "could not annotate" in r.getMessage()]
             assert len(warned) == 1
             memory.delete_namespace("priya")
+            assert memory.wait_annotated(timeout=30).given_up == ()  # erased: not told again
 
 
 def test_a_restart_resumes_what_was_left(tmp_path: Path) -> None:
@@ -199,7 +204,8 @@ def test_a_memory_closed_mid_call_lets_another_take_the_statement(tmp_path: Path
     try:
         memory = AgentMemory(url, model=_model(gate=gate))
         (lyon,) = _tell(memory, [LYON])
-        assert memory.wait_annotated(timeout=0.5) is False  # the call is out, the record claimed
+        waited = memory.wait_annotated(timeout=0.5)  # the call is out, the record claimed
+        assert not waited and waited.left == 1
         memory.close()
         with AgentMemory(url, model=_model()) as again:
             again.search("home", namespace="priya")  # loads it: the claim was let go on close
@@ -238,7 +244,8 @@ def test_the_model_argument_is_checked() -> None:
         AgentMemory(":memory:", model="gpt-4o")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="model_calls_per_minute must be a number > 0"):
         AgentMemory(":memory:", model=_model(), model_calls_per_minute=0)
-    assert AgentMemory(":memory:").wait_annotated(timeout=0) is True
+    waited = AgentMemory(":memory:").wait_annotated(timeout=0)
+    assert waited and waited == AnnotationWait(left=0, given_up=())
 
 
 def test_a_prompt_about_now_shows_the_current_fact_alone(memory: AgentMemory) -> None:
@@ -359,7 +366,8 @@ def test_a_turn_can_pause_annotation(tmp_path: Path) -> None:
         gate.set()
         assert entered.wait(30)
         _tell(memory, [PORTO], start=1)
-        assert memory.wait_annotated(timeout=0.3) is False
+        waited = memory.wait_annotated(timeout=0.3)
+        assert not waited and waited.left == 1
         assert PORTO not in model.asked  # nothing is sent during the turn
         leave.set()
         assert memory.wait_annotated(timeout=30)
@@ -374,7 +382,8 @@ def test_an_async_turn_can_pause_annotation(tmp_path: Path) -> None:
     async def turn(memory: AgentMemory) -> None:
         async with memory.aannotation_paused():
             _tell(memory, [LYON])
-            assert await memory.await_annotated(timeout=0.3) is False
+            waited = await memory.await_annotated(timeout=0.3)
+            assert not waited and waited.left == 1
             assert model.asked == []
         assert await memory.await_annotated(timeout=30)
 

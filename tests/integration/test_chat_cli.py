@@ -239,7 +239,7 @@ def test_another_store_is_another_conversation_and_forget_erases_only_its_own(
 def test_the_default_store_keeps_its_checkpoint_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langchain_agentmem.chat_threads import CHAT_CHECKPOINTS, chat_checkpoints
+    from langchain_agentmem.cli.chat.threads import CHAT_CHECKPOINTS, chat_checkpoints
 
     home = tmp_path / "home"
     monkeypatch.setenv("AGENTMEM_HOME", str(home))
@@ -290,7 +290,7 @@ def test_a_server_that_stalls_is_reported_after_the_chat_timeout(
     import io
     import time
 
-    from langchain_agentmem import chat as chat_module
+    from langchain_agentmem.cli.chat import session as chat_module
 
     def late(body: dict[str, object]) -> str:
         time.sleep(4)
@@ -505,7 +505,7 @@ def test_memories_escapes_ids_and_forget_takes_them_as_shown(tmp_path: Path) -> 
     import io
 
     from langchain_agentmem import AgentMemory
-    from langchain_agentmem.chat_commands import command as _command
+    from langchain_agentmem.cli.chat.commands import command as _command
     from tests.stores import HashEmbeddings
 
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:
@@ -528,7 +528,7 @@ def test_forget_of_a_memory_deleted_meanwhile_says_so(
     import io
 
     from langchain_agentmem import AgentMemory
-    from langchain_agentmem.chat_commands import command as _command
+    from langchain_agentmem.cli.chat.commands import command as _command
     from tests.stores import HashEmbeddings
 
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", embeddings=HashEmbeddings()) as memory:

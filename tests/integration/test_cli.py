@@ -10,7 +10,7 @@ import pytest
 
 from langchain_agentmem import AgentMemory, __version__
 from langchain_agentmem.cli import build_parser, main
-from langchain_agentmem.cliargs import examples_of
+from langchain_agentmem.cli.args import examples_of
 from tests.stores import HashEmbeddings
 
 

@@ -140,7 +140,7 @@ def test_an_unreachable_postgresql_fails_at_once_in_one_line(
 
 
 def test_a_busy_port_is_one_line_and_nothing_is_said_to_serve(tmp_path: Path) -> None:
-    from langchain_agentmem.integrations.mcp_http import listening_socket
+    from langchain_agentmem.integrations.mcp.http import listening_socket
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

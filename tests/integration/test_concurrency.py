@@ -21,7 +21,7 @@ from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.backends import open_backend
-from langchain_agentmem.ops import apply_ops
+from langchain_agentmem.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
 from tests.stores import HashEmbeddings
 
@@ -203,7 +203,7 @@ def _op(record_id: str) -> MemoryOp:
 
 def _stall_in_record_batch(url: str, ready: Any) -> None:
     backend = open_backend(url)
-    apply_ops(backend, SHARED_NS, _StallingOps([_op(f"k{i}") for i in range(5)], 3, ready))
+    apply_batch(backend, SHARED_NS, [_StallingOps([_op(f"k{i}") for i in range(5)], 3, ready)])
 
 
 def _stall_in_message_batch(url: str, ready: Any) -> None:

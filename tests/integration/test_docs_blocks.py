@@ -131,6 +131,24 @@ def test_the_python_blocks_run_as_written(path: Path, tmp_path: Path) -> None:
             assert asked and "I live in Lyon" in server.prompt_text(asked[0])
 
 
+def test_the_annotation_example_survives_answers_that_do_not_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    concepts = ROOT / "docs" / "concepts.md"
+    (code,) = [c for _, c in python_blocks(concepts)[0] if "wait_annotated" in c]
+    monkeypatch.setattr("langchain_agentmem.annotator.RETRY_WAITS", (0.05, 0.05))
+    monkeypatch.chdir(tmp_path)
+    with ScriptedOpenAIServer(default="You live in Porto.", annotate=lambda _: "Sure!") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_MODEL", "scripted")
+        exec(compile(code, str(concepts), "exec"), {"__name__": "__main__"})
+    said = capsys.readouterr().out
+    assert said.count("(not annotated)") == 2
+    assert "2 statements were not annotated" in said
+    assert len(server.annotations) == 6  # each statement: the first try and two more
+
+
 def _options(parser: argparse.ArgumentParser, words: list[str]) -> set[str]:
     """The option strings of the (sub)command that ``words`` name."""
     for action in parser._actions:

@@ -637,8 +637,8 @@ def test_a_percent_encoded_password_parameter_is_masked(
 def test_cli_forget_finds_chat_threads_however_the_postgres_url_is_spelled(
     pg_url: str, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from langchain_agentmem.chat_threads import chat_checkpoints
     from langchain_agentmem.cli import main
+    from langchain_agentmem.cli.chat.threads import chat_checkpoints
     from langchain_agentmem.integrations.runs import user_thread_id
 
     user = "spelled"
@@ -731,7 +731,7 @@ def test_chat_lock_files_and_exports_refuse_links_and_foreign_folders(
     tmp_path: Path, hash_embeddings: HashEmbeddings
 ) -> None:
     from langchain_agentmem import InvalidInputError
-    from langchain_agentmem.chat_threads import hold_thread, thread_lock
+    from langchain_agentmem.cli.chat.threads import hold_thread, thread_lock
     from langchain_agentmem.errors import StoreError
 
     checkpoints = tmp_path / "chat.db"

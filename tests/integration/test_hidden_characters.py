@@ -17,7 +17,7 @@ import pytest
 from langchain.tools import ToolRuntime
 
 from langchain_agentmem import AgentMemory, memory_tools
-from langchain_agentmem.chat_commands import command
+from langchain_agentmem.cli.chat.commands import command
 from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.integrations.prompt import render
 from tests.integration.test_chat_cli import environment
@@ -100,7 +100,7 @@ def _runtime() -> ToolRuntime[Any, Any]:
 def test_search_memory_answers_without_control_or_hidden_characters(
     memory: AgentMemory,
 ) -> None:
-    from langchain_agentmem.integrations.mcp import call_memory_tool
+    from langchain_agentmem.integrations.mcp.server import call_memory_tool
 
     search = next(t for t in memory_tools(memory, k=5) if t.name == "search_memory")
     call = {"type": "tool_call", "id": "t", "name": "search_memory"}

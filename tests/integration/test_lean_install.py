@@ -34,10 +34,10 @@ BROUGHT = ("pandas",)
 """Packages only the extras bring (stable-baselines3 needs pandas): absent from the core."""
 
 IMPORTERS = {
-    "rl": {"rl.env", "rl.train", "rl.report", "bench.cli", "bench.answers"},
+    "rl": {"rl.env", "rl.train", "rl.report", "cli.bench", "bench.summary", "bench.answers"},
     "postgres": {"backends.postgres"},
     "classic": {"integrations.classic"},
-    "mcp": {"integrations.mcp", "integrations.mcp_http"},
+    "mcp": {"integrations.mcp.server", "integrations.mcp.http"},
     "bench": {"bench.answer_scores"},
 }
 """The package's modules that may import each extra's packages."""
@@ -182,10 +182,10 @@ def test_the_core_runs_without_any_extra(tmp_path: Path) -> None:
         ("postgres", "AgentMemory('postgresql://postgres@127.0.0.1:5432/test')"),
         ("classic", "from langchain_agentmem import AgentMemoryRecall"),
         ("classic", "import langchain_agentmem.integrations.classic"),
-        ("mcp", "import langchain_agentmem.integrations.mcp"),
-        ("mcp", "import langchain_agentmem.integrations.mcp_http"),
+        ("mcp", "import langchain_agentmem.integrations.mcp.server"),
+        ("mcp", "import langchain_agentmem.integrations.mcp.http"),
         ("rl", "import langchain_agentmem.rl.env"),
-        ("rl", "from langchain_agentmem.bench.cli import plot_recall; plot_recall({}, 'x.png')"),
+        ("rl", "from langchain_agentmem.bench.summary import plot_recall as p; p({}, 'x.png')"),
         ("bench", "from langchain_agentmem.bench.answer_scores import token_f1 as f; f('a', 'b')"),
     ],
 )

@@ -17,7 +17,7 @@ from mcp import types
 from starlette.testclient import TestClient
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings, memory_tools
-from langchain_agentmem.integrations.mcp_http import http_app
+from langchain_agentmem.integrations.mcp.http import http_app
 from tests.fakes import RecordingChatModel
 from tests.integration.test_annotations import ANSWERS, LYON, PORTO
 from tests.mcp_servers import HttpServer, http_session, jsonrpc, stdio_session

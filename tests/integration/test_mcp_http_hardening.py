@@ -22,8 +22,8 @@ from starlette.testclient import TestClient
 
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.errors import StoreError
-from langchain_agentmem.integrations import mcp_http
-from langchain_agentmem.integrations.mcp_http import MAX_BODY_BYTES, http_app
+from langchain_agentmem.integrations.mcp import http as mcp_http
+from langchain_agentmem.integrations.mcp.http import MAX_BODY_BYTES, http_app
 from tests.mcp_servers import HttpServer, jsonrpc
 
 ALICE = "alice-Hx7Lm2Vp9Rs4Wz8Yb5Nc1Jd6"
@@ -305,7 +305,7 @@ def test_a_failing_store_is_a_short_answer_and_a_logged_detail(
     }
     answers = []
     with (
-        caplog.at_level(logging.ERROR, logger="langchain_agentmem.integrations.mcp"),
+        caplog.at_level(logging.ERROR, logger="langchain_agentmem.integrations.mcp.server"),
         TestClient(http_app(memory, tokens={ALICE: "alice"})) as client,
     ):
         for name, args in [

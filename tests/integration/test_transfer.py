@@ -476,6 +476,23 @@ def test_cli_forget_names_a_missing_store_before_asking(
     assert not missing.exists()
 
 
+def test_cli_export_refuses_to_write_to_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as mem:
+        mem.add("Keep me.", namespace="alice")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert main(["export", "--store", url, "--user", "alice", "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "agentmem export: not writing an export to a terminal; pipe --out - into a command or "
+        "name a file (--out FILE); nothing was exported"
+    ]
+    assert terminal.getvalue() == ""
+
+
 def test_progress_bar_on_request(
     tmp_path: Path, hash_embeddings: HashEmbeddings, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -598,7 +615,7 @@ def test_every_command_exits_quietly_when_its_stdout_is_gone(
         mem.add("Erase me.", namespace="alice")
     commands = [
         _cli("forget", "--store", url, "--user", "alice", "--yes"),
-        [sys.executable, "-m", "langchain_agentmem.demo", url, "bob", "3"],
+        [sys.executable, "-m", "langchain_agentmem.cli.demo", url, "bob", "3"],
     ]
     for command in commands:
         done = _closed_stdout(command)

@@ -10,7 +10,7 @@ import pytest
 
 from langchain_agentmem import InvalidInputError
 from langchain_agentmem.bench import hit_at_k, load_locomo, recall_at_k, repair_evidence, turn_text
-from langchain_agentmem.bench.cli import format_summary
+from langchain_agentmem.bench.summary import format_summary
 from langchain_agentmem.locomo import parse_date
 
 SAMPLE = {

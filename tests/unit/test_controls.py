@@ -13,8 +13,8 @@ import openai
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from langchain_agentmem.chat_failures import ModelCallFailed, explain
-from langchain_agentmem.chat_turns import Reply
+from langchain_agentmem.cli.chat.failures import ModelCallFailed, explain
+from langchain_agentmem.cli.chat.turns import Reply
 from langchain_agentmem.controls import BIDI, HIDDEN, shown
 from langchain_agentmem.integrations.prompt import format_memories, memory_line, quote
 from langchain_agentmem.types import MemoryRecord

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
+import importlib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langchain_agentmem"
@@ -185,7 +187,7 @@ def test_bottom_modules_import_no_other_layer() -> None:
         assert not above, f"{bottom} imports {sorted(above)}"
 
 
-MCP = ("langchain_agentmem.integrations.mcp", "langchain_agentmem.integrations.mcp_http")
+MCP = ("langchain_agentmem.integrations.mcp.server", "langchain_agentmem.integrations.mcp.http")
 """The MCP server: an adapter on the integrations floor, over the optional ``mcp`` SDK."""
 
 
@@ -221,7 +223,7 @@ def test_mcp_server_reaches_storage_only_through_agent_memory() -> None:
 def test_only_the_cli_loads_the_mcp_server_and_its_sdk() -> None:
     graph = import_graph()
     users = {m for m, ts in graph.items() if set(MCP) & ts and m not in MCP}
-    assert users <= {"langchain_agentmem.cli"}, f"the optional server is imported by {users}"
+    assert users <= {"langchain_agentmem.cli.mcp"}, f"the optional server is imported by {users}"
     assert _sdk_importers() <= set(MCP), "only the MCP modules import the mcp extra"
 
 
@@ -234,3 +236,57 @@ def test_stop_word_lists_live_in_words() -> None:
         or "frozenset(_STOP" in p.read_text(encoding="utf-8")
     }
     assert readers == {"langchain_agentmem.words"}, sorted(readers)
+
+
+CLI = "langchain_agentmem.cli"
+"""The ``agentmem`` command line: it imports the package; nothing in the package imports it."""
+
+
+def test_nothing_in_the_package_imports_the_command_line() -> None:
+    graph = import_graph()
+    bad = sorted(
+        (m, t) for m, ts in graph.items() if not _under(m, CLI) for t in ts if _under(t, CLI)
+    )
+    assert not bad, f"the package reaches up into cli/: {bad}"
+
+
+def test_the_command_line_and_the_two_families_live_in_their_folders() -> None:
+    root = {p.stem for p in PACKAGE.glob("*.py")}
+    loose = {m for m in root if m.startswith(("cli", "chat")) or m in ("demo", "pipes")}
+    assert not loose, f"command-line modules at the package root: {sorted(loose)}"
+    adapters = {p.stem for p in (PACKAGE / "integrations").glob("*.py")}
+    flat = {m for m in adapters if m.startswith(("store", "mcp"))}
+    assert not flat, f"store or MCP modules outside integrations/store/, integrations/mcp/: {flat}"
+    for folder in ("cli", "cli/chat", "integrations/store", "integrations/mcp"):
+        assert (PACKAGE / folder / "__init__.py").is_file(), folder
+
+
+def _calls(path: Path, name: str) -> int:
+    """How many calls of a function or method ``name`` a module makes."""
+    return sum(
+        1
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name)
+    )
+
+
+def test_one_place_adds_every_command_group() -> None:
+    callers = {_module(p) for p in PACKAGE.rglob("*.py") if _calls(p, "add_parsers")}
+    assert callers == {CLI}, f"command groups are added from {sorted(callers)}"
+    defining = {_module(p) for p in PACKAGE.rglob("*.py") if _calls(p, "add_command")}
+    assert all(_under(m, CLI) for m in defining), f"commands defined outside cli/: {defining}"
+    groups = [
+        _module(p)
+        for p in sorted((PACKAGE / "cli").rglob("*.py"))
+        if "def add_parsers(" in p.read_text(encoding="utf-8")
+    ]
+    added: set[str] = set()
+    for group in groups:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(group).add_parsers(sub)
+        added |= set(sub.choices)
+    from langchain_agentmem.cli import build_parser
+
+    (every,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(every.choices) == added, f"left out: {added - set(every.choices)}"

@@ -13,13 +13,13 @@ import pytest
 
 from langchain_agentmem.cli import main
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.integrations.mcp_http import (
+from langchain_agentmem.integrations.mcp.http import (
     check_http,
     check_tokens,
     is_loopback,
     read_tokens,
 )
-from langchain_agentmem.integrations.mcp_tokens import MAKE_FILE, MAKE_TOKEN, TokenFile
+from langchain_agentmem.integrations.mcp.tokens import MAKE_FILE, MAKE_TOKEN, TokenFile
 
 TOKEN = "t0k3n-Qx7Lm2Vp9Rs4Wz8Yb5Nc1Jd6Hg"
 OTHER = "0th3r-Fk2Jw9Tq4Zc7Xm1Bv8Ns5Lp3Rd"
@@ -298,7 +298,7 @@ def test_a_changed_tokens_file_that_is_refused_keeps_the_tokens_before(
         path.unlink()
     else:
         replace_tokens(path, data, mode)
-    with caplog.at_level(logging.INFO, logger="langchain_agentmem.integrations.mcp_tokens"):
+    with caplog.at_level(logging.INFO, logger="langchain_agentmem.integrations.mcp.tokens"):
         for second in range(1, 5):
             clock.now = float(second)
             assert tokens.user(TOKEN) == "alice"

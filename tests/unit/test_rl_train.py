@@ -345,3 +345,11 @@ def test_a_weighted_ridge_fit_ignores_rows_of_weight_zero() -> None:
     weights = np.r_[np.ones(40), np.zeros(20)]
     assert np.allclose(ridge_fit(x, y, 1.0, weights), ridge_fit(x[:40], y[:40], 1.0))
     assert np.allclose(ridge_fit(x, y, 1.0, np.full(60, 1.0)), ridge_fit(x, y, 1.0))
+
+
+def test_decision_latency_times_each_policy_at_each_capacity() -> None:
+    from langchain_agentmem.rl.report import decision_latency
+
+    rows = decision_latency(capacities=(30,), policies=("fifo", "learned"), calls=5)
+    assert [(r["capacity"], r["policy"]) for r in rows] == [(30, "fifo"), (30, "learned")]
+    assert all(0 < r["p50_us"] <= r["p95_us"] for r in rows)

@@ -7,24 +7,9 @@ import json
 import sys
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command, positive_int
+from langchain_agentmem.cli.args import add_command, positive_int
 from langchain_agentmem.errors import InvalidInputError
-
-
-def parse_budgets(raw: str) -> list[float]:
-    """``"0.1,0.25"`` -> ``[0.1, 0.25]``, each checked to be in (0, 1]."""
-    from langchain_agentmem.rl.budget import check_budget
-
-    out: list[float] = []
-    for part in str(raw).split(","):
-        try:
-            value = float(part)
-        except ValueError:
-            raise InvalidInputError(
-                f"budget {part.strip()!r} is not a number; pass shares of turns such as 0.1,0.25"
-            ) from None
-        out.append(check_budget(value))
-    return out
+from langchain_agentmem.rl.budget import parse_budgets
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -90,7 +75,7 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_train_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``agentmem train`` on the main parser's subcommands."""
     p = add_command(
         sub,

@@ -1,6 +1,6 @@
 """The MCP server over Streamable HTTP, at ``/mcp``: bearer tokens name the users.
 
-A tokens file (:mod:`langchain_agentmem.integrations.mcp_tokens`) maps each bearer token
+A tokens file (:mod:`langchain_agentmem.integrations.mcp.tokens`) maps each bearer token
 to the user (namespace) it reaches; the server re-reads it when it changes. Every request
 needs ``Authorization: Bearer <token>``: without a valid one it is answered 401 before the
 MCP layer sees it, so it changes nothing. :func:`serve_http` serves with tokens only (a
@@ -21,7 +21,7 @@ Usage:
     .. code-block:: python
 
         from langchain_agentmem import AgentMemory
-        from langchain_agentmem.integrations.mcp_http import TokenFile, serve_http
+        from langchain_agentmem.integrations.mcp.http import TokenFile, serve_http
 
         tokens = TokenFile("tokens.json")  # {"<token>": "alice", ...}, chmod 600
         serve_http(AgentMemory("sqlite:///memory.db"), tokens=tokens, port=8000)
@@ -40,8 +40,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError, missing_extra
-from langchain_agentmem.integrations.mcp import memory_server
-from langchain_agentmem.integrations.mcp_tokens import (
+from langchain_agentmem.integrations.mcp.server import memory_server
+from langchain_agentmem.integrations.mcp.tokens import (
     MAKE_FILE,
     MIN_TOKEN_CHARS,
     TokenFile,

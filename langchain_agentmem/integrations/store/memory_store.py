@@ -36,9 +36,9 @@ on write, by :meth:`AgentMemoryStore.sweep_ttl` or by the sweeper thread.
 Within one ``batch``, reads see the store as it was before the batch and puts apply after
 them in order, the last put of a key winning (as LangGraph's own stores do).
 
-The store's parts live beside it: ``store_items`` (namespaces, keys and items onto
-records), ``store_checks`` (settings and ops, checked), ``store_filters`` (search filters
-and match conditions) and ``store_scan`` (field vectors cached between searches).
+The store's parts live beside it: ``items`` (namespaces, keys and items onto records),
+``checks`` (settings and ops, checked), ``filters`` (search filters and match conditions)
+and ``scan`` (field vectors cached between searches).
 """
 
 from __future__ import annotations
@@ -70,23 +70,23 @@ from langgraph.store.base.embed import get_text_at_path
 
 from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.integrations import store_items
 from langchain_agentmem.integrations.runs import check_memory
-from langchain_agentmem.integrations.store_checks import (
+from langchain_agentmem.integrations.store import items as store_items
+from langchain_agentmem.integrations.store.checks import (
     check_fields,
     check_minutes,
     check_ops,
     check_ttl_config,
     put_minutes,
 )
-from langchain_agentmem.integrations.store_filters import keep, matches
-from langchain_agentmem.integrations.store_items import (
+from langchain_agentmem.integrations.store.filters import keep, matches
+from langchain_agentmem.integrations.store.items import (
     EPOCH,
     key_record_id,
     namespace_head,
     record_item,
 )
-from langchain_agentmem.integrations.store_scan import ScanCache, pack_vector, scores
+from langchain_agentmem.integrations.store.scan import ScanCache, pack_vector, scores
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.types import MemoryRecord, Vector
 from langchain_agentmem.validation import STORE_MARK, StoreNamespace, check_name

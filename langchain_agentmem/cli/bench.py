@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from langchain_agentmem.cliargs import add_command
+from langchain_agentmem.bench.summary import format_summary, plot_recall
+from langchain_agentmem.cli.args import add_command
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 
 
@@ -25,7 +26,7 @@ def _ks(value: str) -> list[int]:
     return ks
 
 
-def add_bench_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Add ``bench locomo`` to the ``agentmem`` sub-commands."""
     bench = add_command(
         subparsers,
@@ -130,6 +131,40 @@ def _add_answer_arguments(locomo: argparse.ArgumentParser) -> None:
     )
 
 
+def _checked(args: argparse.Namespace) -> list[float] | None:
+    """The budgets of ``--budget`` once every flag is checked, before the long part;
+    ``None`` (said on stderr) for a usage error.
+
+    Raises:
+        MissingExtraError: a plot without the ``rl`` extra, ``--answers`` without the
+            ``bench`` extra.
+    """
+    if args.plot or args.budget_plot:  # say so before the run, not once it is done
+        try:
+            import matplotlib  # noqa: F401
+        except ModuleNotFoundError as exc:  # the rl extra brings it
+            raise missing_extra("rl", "A plot (--plot, --budget-plot)", exc) from None
+    budgets: list[float] = []
+    if args.budget is not None:
+        from langchain_agentmem.rl.budget import parse_budgets
+
+        try:
+            budgets = parse_budgets(args.budget)
+        except InvalidInputError as exc:  # a bad value of a flag: a usage error
+            print(f"agentmem bench: {exc}", file=sys.stderr)
+            return None
+    if args.answers:
+        from langchain_agentmem.bench.answer_scores import token_f1
+
+        token_f1("a", "a")  # the stemmer: a missing extra is told before the long part
+    else:
+        for flag in ANSWER_FLAGS:
+            if getattr(args, flag.lstrip("-").replace("-", "_")) not in (None, False):
+                print(f"agentmem bench: {flag} goes with --answers", file=sys.stderr)
+                return None
+    return budgets
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """Run ``bench locomo`` with parsed arguments; print a summary table."""
     from openai import OpenAIError
@@ -139,29 +174,9 @@ def run_bench(args: argparse.Namespace) -> int:
     from langchain_agentmem.locomo import load_locomo
     from langchain_agentmem.memory import AgentMemory
 
-    if args.plot or args.budget_plot:  # say so before the run, not once it is done
-        try:
-            import matplotlib  # noqa: F401
-        except ModuleNotFoundError as exc:  # the rl extra brings it
-            raise missing_extra("rl", "A plot (--plot, --budget-plot)", exc) from None
-    budgets: list[float] = []
-    if args.budget is not None:
-        from langchain_agentmem.rl.cli import parse_budgets
-
-        try:
-            budgets = parse_budgets(args.budget)
-        except InvalidInputError as exc:  # a bad value of a flag: a usage error
-            print(f"agentmem bench: {exc}", file=sys.stderr)
-            return 2
-    if args.answers:
-        from langchain_agentmem.bench.answer_scores import token_f1
-
-        token_f1("a", "a")  # the stemmer: a missing extra is told before the long part
-    else:
-        for flag in ANSWER_FLAGS:
-            if getattr(args, flag.lstrip("-").replace("-", "_")) not in (None, False):
-                print(f"agentmem bench: {flag} goes with --answers", file=sys.stderr)
-                return 2
+    budgets = _checked(args)
+    if budgets is None:
+        return 2
     conversations, report = load_locomo(args.data)  # a missing or bad file: one line, 1
     for line in report.lines():
         print(f"note: {line}", file=sys.stderr)
@@ -355,89 +370,3 @@ def add_policy_comparison(
         plot_budgets(
             comparison["budget"], Path(plot), held_out=not result["learned_trained_on_these"]
         )
-
-
-def _cell(scores: dict[str, Any], key: str, width: int) -> str:
-    """A figure of the table, or ``n/a`` where no question was asked (a category the data
-    leaves out)."""
-    value = scores.get(key)
-    return f"{value:>{width}.3f}" if isinstance(value, float | int) else f"{'n/a':>{width}}"
-
-
-def format_summary(result: dict[str, Any]) -> str:
-    """Recall table (overall and per category) and timing ratios as plain text; ``n/a``
-    for a category without questions."""
-    ks = result["ks"]
-    k = 10 if 10 in ks else ks[-1]
-    cats = list(next(iter(result["retrieval"].values()))["categories"])
-    head = f"{'method':<20}" + "".join(f"{'R@' + str(x):>8}" for x in ks)
-    head += "".join(f"{c[:11]:>12}" for c in cats) + f"{'hit@' + str(k):>8}"
-    lines = [f"evidence recall@k; per category: recall@{k}", head]
-    for method, r in result["retrieval"].items():
-        row = f"{method:<20}" + "".join(_cell(r, f"recall@{x}", 8) for x in ks)
-        row += "".join(_cell(r["categories"][c], f"recall@{k}", 12) for c in cats)
-        lines.append(row + _cell(r, f"hit@{k}", 8))
-    t = result["timing"]
-    lines += [
-        "",
-        f"add p50 {t['add_p50_ms']:.1f} ms, p95 {t['add_p95_ms']:.1f} ms; bare embedding p50 "
-        f"{t['bare_embed_p50_ms']:.1f} ms -> add/bare {t['add_p50_over_bare_embed_p50']:.2f}x",
-        f"ingest {t['ingest_turns_per_s']} turns/s (bare embedding {t['bare_embed_turns_per_s']}"
-        " turns/s)",
-        f"bare query embedding + bare faiss: p50 {t['bare_embed_plus_faiss_p50_ms']:.1f} ms, "
-        f"p95 {t['bare_embed_plus_faiss_p95_ms']:.1f} ms",
-    ]
-    for mode, s in t["search"].items():
-        lines.append(
-            f"search {mode:<8} p50 {s['p50_ms']:.1f} ms ({s['p50_over_bare']:.2f}x), "
-            f"p95 {s['p95_ms']:.1f} ms ({s['p95_over_bare']:.2f}x)"
-        )
-    return "\n".join(lines)
-
-
-METHOD_NAMES = {
-    "agentmem-hybrid": "agentmem hybrid (default)",
-    "agentmem-dense": "agentmem dense",
-    "agentmem-lexical": "agentmem lexical",
-    "seed-faiss-l2": "plain faiss (plain RAG)",
-    "bm25-plain": "plain bm25s",
-    "rrf-dense-bm25": "reciprocal-rank fusion of the two",
-    "window-50": "last 50 turns (a window)",
-}
-"""How the plot (and the benchmarks page's table) names each method of the results."""
-
-
-def curves(result: dict[str, Any]) -> list[tuple[str, list[float]]]:
-    """Each method's recall@k curve with its name; methods whose curves are the same are
-    one curve named ``a = b`` (so no line hides another)."""
-    ks = result["ks"]
-    named: dict[tuple[float, ...], list[str]] = {}
-    for method, r in result["retrieval"].items():
-        points = tuple(r.get(f"recall@{k}", float("nan")) for k in ks)
-        named.setdefault(points, []).append(METHOD_NAMES.get(method, method))
-    return [(" = ".join(names), list(points)) for points, names in named.items()]
-
-
-def plot_recall(result: dict[str, Any], path: str) -> None:
-    """Recall@k curves of every method, to a PNG (:func:`curves`)."""
-    try:
-        import matplotlib
-    except ModuleNotFoundError as exc:  # the rl extra brings it
-        raise missing_extra("rl", "A plot (--plot)", exc) from None
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ks = result["ks"]
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    for name, points in curves(result):
-        ax.plot(ks, points, marker="o", label=name)
-    ax.set_xlabel("k")
-    ax.set_ylabel("evidence recall@k")
-    ax.set_title("LoCoMo, categories 1-4")
-    ax.set_xticks(ks)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, not over
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
-from typing import TextIO
-
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from typing import TYPE_CHECKING, Any, TextIO
 
 from langchain_agentmem import controls
 from langchain_agentmem.backends.url import agentmem_home, redact_url, sqlite_file
+from langchain_agentmem.cli.args import add_command, positive_int
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
-from langchain_agentmem.integrations.prompt import render
-from langchain_agentmem.integrations.recall import recall, shown_texts
-from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.models import chat_model_from_env, load_env
-from langchain_agentmem.types import MemoryRecord
+
+if TYPE_CHECKING:  # langchain_core takes a second to import: not for `agentmem --help`
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+    from langchain_core.prompts import ChatPromptTemplate
+
+    from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
+    from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.types import MemoryRecord
 
 SESSION_ONE = [
     "Hi! My name is Xiaoming (小明) and I live in Lyon.",
@@ -28,20 +29,27 @@ SESSION_ONE = [
 ]
 QUESTION = "What's my name, and what would you cook for me tonight?"
 
-PROMPT = ChatPromptTemplate.from_messages(
-    [
-        (
-            "system",
-            "You are a helpful assistant with long-term memory.\n{memories}",
-        ),
-        MessagesPlaceholder("history"),
-        ("human", "{input}"),
-    ]
-)
+
+def _prompt() -> ChatPromptTemplate:
+    """The demo's prompt: the memories block in the system message, then the thread."""
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+    return ChatPromptTemplate.from_messages(
+        [
+            (
+                "system",
+                "You are a helpful assistant with long-term memory.\n{memories}",
+            ),
+            MessagesPlaceholder("history"),
+            ("human", "{input}"),
+        ]
+    )
 
 
 def format_memories(records: list[MemoryRecord]) -> str:
     """Recalled records as the prompt's memories block (the surfaces' one formatter)."""
+    from langchain_agentmem.integrations.prompt import render
+
     return render(records) or "(no memories of this user yet)"
 
 
@@ -62,9 +70,13 @@ def _turn(
     text: str,
     k: int,
 ) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_agentmem.integrations.recall import recall, shown_texts
+
     shown = shown_texts([text, *history.messages])
     recalled = recall(memory, text, namespace=history.namespace, k=k, shown=shown)
-    messages = PROMPT.format_messages(
+    messages = _prompt().format_messages(
         memories=format_memories(recalled), history=history.messages, input=text
     )
     out.write(f"\n  user: {text}\n")
@@ -97,7 +109,8 @@ def _start(url: str, user: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
         return
-    from langchain_agentmem.chat_threads import count_chat_threads
+    from langchain_agentmem.cli.chat.threads import count_chat_threads
+    from langchain_agentmem.memory import AgentMemory
 
     with AgentMemory(url, persist_indexes=False) as memory:
         records, threads = len(memory.records(user)), memory.threads(user)
@@ -118,6 +131,10 @@ def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", 
     Raises:
         InvalidInputError: ``store`` is another store in which ``user`` already has data.
     """
+    from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
+    from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.models import chat_model_from_env
+
     model = chat_model_from_env()
     url = store or "sqlite:///" + str(_demo_file())
     _start(url, user)
@@ -148,13 +165,18 @@ def run_demo(out: TextIO, *, store: str | None = None, user: str = "demo-user", 
     )
     out.flush()
     done = subprocess.run(
-        [sys.executable, "-m", "langchain_agentmem.demo", url, user, str(k)], check=False
+        [sys.executable, "-m", "langchain_agentmem.cli.demo", url, user, str(k)], check=False
     )
     return done.returncode
 
 
 def session_two(out: TextIO, url: str, user: str, k: int) -> int:
     """Session 2: a fresh AgentMemory on the same store recalls session 1 in a new thread."""
+    from langchain_agentmem.integrations.chat_history import BufferChatMessageHistory
+    from langchain_agentmem.integrations.recall import recall, shown_texts
+    from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.models import chat_model_from_env, load_env
+
     load_env()
     model = chat_model_from_env()
     memory = AgentMemory(url)
@@ -166,7 +188,7 @@ def session_two(out: TextIO, url: str, user: str, k: int) -> int:
     for record in recalled:
         when = record.created_at.isoformat(timespec="seconds") if record.created_at else "?"
         out.write(f"    {record.score:.3f}  {record.text}  (thread {record.thread}, {when})\n")
-    messages = PROMPT.format_messages(
+    messages = _prompt().format_messages(
         memories=format_memories(recalled), history=history.messages, input=QUESTION
     )
     out.write(f"\n  user: {QUESTION}\n")
@@ -181,7 +203,25 @@ def session_two(out: TextIO, url: str, user: str, k: int) -> int:
     return 0 if found else 1
 
 
+def _demo(args: argparse.Namespace) -> int:
+    return run_demo(sys.stdout, store=args.store, user=args.user, k=args.k)
+
+
+def add_parsers(sub: Any) -> None:
+    """``agentmem demo``."""
+    demo = add_command(
+        sub,
+        "demo",
+        help="two sessions on the embedded defaults: recall across a restart",
+        examples=["agentmem demo", "agentmem demo --k 5"],
+    )
+    demo.add_argument("--store", default=None, help="store URL (default: $AGENTMEM_HOME/demo.db)")
+    demo.add_argument("--user", default="demo-user", help="namespace of the demo user")
+    demo.add_argument("--k", type=positive_int, default=3, help="memories recalled per question")
+    demo.set_defaults(func=_demo)
+
+
 if __name__ == "__main__":
-    from langchain_agentmem.pipes import to_stdout
+    from langchain_agentmem.cli.pipes import to_stdout
 
     sys.exit(to_stdout(lambda: session_two(sys.stdout, sys.argv[1], sys.argv[2], int(sys.argv[3]))))

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from langchain_agentmem.cliargs import (
+from langchain_agentmem.cli.args import (
     STORE_HELP,
     add_command,
     existing_store,
@@ -82,7 +82,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_record_parsers(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """``agentmem list`` and ``agentmem search``."""
     listed = add_command(
         sub,

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 
-from langchain_agentmem.chat_threads import ChatSaver
+from langchain_agentmem.cli.chat.threads import ChatSaver
 from langchain_agentmem.controls import shown
 
 

@@ -16,7 +16,7 @@ before in place, and the server logs one line naming the problem.
 Usage:
     .. code-block:: python
 
-        from langchain_agentmem.integrations.mcp_tokens import TokenFile
+        from langchain_agentmem.integrations.mcp.tokens import TokenFile
 
         tokens = TokenFile("tokens.json")  # {"<token>": "alice", ...}, chmod 600
         tokens.user("<token>")  # "alice", or None for a token not in the file

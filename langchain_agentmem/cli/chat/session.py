@@ -21,10 +21,10 @@ or interrupted turn is removed from the thread, so it is never replayed; one a k
 session left unfinished is removed when the thread is next opened. One session at a time
 holds a thread: a second one on the same thread is refused (:func:`hold_thread`).
 
-The commands live in :mod:`~langchain_agentmem.chat_commands`, a turn's reply and its
-taking back in :mod:`~langchain_agentmem.chat_turns`, the line a failed model call is told
-as in :mod:`~langchain_agentmem.chat_failures`, the conversations' files and locks in
-:mod:`~langchain_agentmem.chat_threads`.
+The commands live in :mod:`~langchain_agentmem.cli.chat.commands`, a turn's reply and its
+taking back in :mod:`~langchain_agentmem.cli.chat.turns`, the line a failed model call is told
+as in :mod:`~langchain_agentmem.cli.chat.failures`, the conversations' files and locks in
+:mod:`~langchain_agentmem.cli.chat.threads`.
 """
 
 from __future__ import annotations
@@ -46,19 +46,20 @@ from typing import Any, TextIO
 from langchain_core.messages import HumanMessage
 
 from langchain_agentmem.backends.sqlite import create_private
-from langchain_agentmem.chat_commands import command
-from langchain_agentmem.chat_failures import explain, fatal, model_calls
-from langchain_agentmem.chat_threads import (
+from langchain_agentmem.cli.chat.commands import command
+from langchain_agentmem.cli.chat.failures import explain, fatal, model_calls
+from langchain_agentmem.cli.chat.threads import (
     ChatSaver,
     ThreadInUseError,
     chat_checkpoints,
     hold_thread,
 )
-from langchain_agentmem.chat_turns import ChatThread, Reply, answer
+from langchain_agentmem.cli.chat.turns import ChatThread, Reply, answer
+from langchain_agentmem.cli.pipes import READER_GONE, reader_gone
+from langchain_agentmem.integrations import offers
 from langchain_agentmem.integrations.runs import user_thread_id
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.models import annotating_model, chat_model_from_env
-from langchain_agentmem.pipes import READER_GONE, reader_gone
 
 SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of this user."
 
@@ -194,8 +195,7 @@ def _converse(
     stdin: TextIO,
     stdout: TextIO,
     stderr: TextIO,
-    base_url: str | None,
-    model_name: str,
+    llm: Any,
     warming: threading.Thread | None = None,
 ) -> int:
     """The read-answer loop; returns the exit status (1 when a turn failed).
@@ -234,31 +234,11 @@ def _converse(
         said = HumanMessage(text, id=str(uuid.uuid4()))  # the turn's first message
         reply = Reply(stdout)
         mark = turns.mark()
-        try:
-            with memory.annotation_paused():  # a local server serves one request at a time
-                failed = answer(turns.agent, said, turns.config, reply)
-        except BaseException as exc:
-            # Ctrl-C, a signal, a reader of the reply that went away: the turn may still be
-            # running. It must not be replayed next time, nor written after.
-            with _no_interrupts():
-                turns.abandon(mark)
-                if isinstance(exc, KeyboardInterrupt):
-                    with contextlib.suppress(OSError, ValueError):
-                        stdout.write("\n")  # after the reply so far, or the terminal's ^C
-                        stdout.flush()
-            raise TurnAbandoned(exc) from exc
+        failed = _answer(turns, memory, said, reply, mark, stdout)
         if failed is not None:
             # A turn reported as failed must not be replayed next time.
             turns.drop(mark, said)
-            why = explain(failed, base_url=base_url, model=model_name, started=reply.started)
-            if why is None:
-                raise failed
-            if reply.started:
-                stdout.write("\n")
-                stdout.flush()
-            stderr.write(f"agentmem chat: {why}\n")
-            stderr.flush()
-            if fatal(failed):
+            if _tell_failure(failed, reply, llm, stdout, stderr):
                 return EXIT_MODEL_ERROR
             status = EXIT_MODEL_ERROR  # the chat goes on; its status says a turn failed
             continue
@@ -270,6 +250,56 @@ def _converse(
             )
         notes.tell(stderr)
     return status
+
+
+def _answer(
+    turns: ChatThread,
+    memory: AgentMemory,
+    said: HumanMessage,
+    reply: Reply,
+    mark: Any,
+    stdout: TextIO,
+) -> BaseException | None:
+    """Answer ``said`` into ``reply`` (what failed, or ``None``), annotation paused.
+
+    Raises:
+        TurnAbandoned: Ctrl-C, a signal, a reader of the reply that went away: the turn,
+            which may still be running, is taken out of the thread.
+    """
+    try:
+        with memory.annotation_paused():  # a local server serves one request at a time
+            return answer(turns.agent, said, turns.config, reply)
+    except BaseException as exc:
+        # The turn may still be running: it must not be replayed next time, nor written
+        # after.
+        with _no_interrupts():
+            turns.abandon(mark)
+            if isinstance(exc, KeyboardInterrupt):
+                with contextlib.suppress(OSError, ValueError):
+                    stdout.write("\n")  # after the reply so far, or the terminal's ^C
+                    stdout.flush()
+        raise TurnAbandoned(exc) from exc
+
+
+def _tell_failure(
+    failed: BaseException, reply: Reply, llm: Any, stdout: TextIO, stderr: TextIO
+) -> bool:
+    """Say in one line why a turn failed; whether the chat must end (:func:`fatal`).
+
+    Raises:
+        BaseException: ``failed`` itself, where no line explains it.
+    """
+    base_url = getattr(llm, "openai_api_base", None)
+    model_name = str(getattr(llm, "model_name", "?"))
+    why = explain(failed, base_url=base_url, model=model_name, started=reply.started)
+    if why is None:
+        raise failed
+    if reply.started:
+        stdout.write("\n")
+        stdout.flush()
+    stderr.write(f"agentmem chat: {why}\n")
+    stderr.flush()
+    return fatal(failed)
 
 
 def _unsendable(text: str, limit: int) -> str | None:
@@ -289,6 +319,34 @@ def _unsendable(text: str, limit: int) -> str | None:
             "encoding to UTF-8 (LANG=C.UTF-8, say)"
         )
     return None
+
+
+def _warm_up(memory: AgentMemory) -> threading.Thread:
+    """Load the embedding model in a thread of its own (seconds) while the user types the
+    first line."""
+    warm = threading.Thread(target=memory.embeddings.embed_query, args=("warm up",), daemon=True)
+    warm.start()
+    return warm
+
+
+def _left_loading(exc: KeyboardInterrupt, stdout: TextIO) -> TurnAbandoned:
+    """Ctrl-C while the embedding model loads, as an abandoned turn (the prompt's line
+    ended)."""
+    with contextlib.suppress(OSError, ValueError):
+        stdout.write("\n")  # after the prompt
+        stdout.flush()
+    return TurnAbandoned(exc)
+
+
+def _hold(path: Path | None, thread_id: str) -> contextlib.ExitStack | None:
+    """The lock on a thread's conversation, held until the stack closes; ``None`` while
+    another ``agentmem chat`` holds it."""
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(hold_thread(path, thread_id))
+    except ThreadInUseError:
+        return None
+    return held
 
 
 def _in_use(user: str, thread: str) -> str:
@@ -360,19 +418,12 @@ def run_chat(
     if llm is None:
         stderr.write(NO_MODEL)
         return EXIT_USAGE
-
-    from langchain_agentmem.integrations import offers
-
-    base_url = getattr(llm, "openai_api_base", None)
-    model_name = str(getattr(llm, "model_name", "?"))
     roles = ("human", "ai") if remember_replies else ("human",)
     # Checkpoints are keyed by thread id alone: scope it by user so users never share one.
     config: Any = {"configurable": {"user_id": user, "thread_id": user_thread_id(user, thread)}}
     path = chat_checkpoints(store)
-    held = contextlib.ExitStack()
-    try:
-        held.enter_context(hold_thread(path, config["configurable"]["thread_id"]))
-    except ThreadInUseError:
+    held = _hold(path, config["configurable"]["thread_id"])
+    if held is None:
         stderr.write(_in_use(user, thread))
         return EXIT_USAGE
     interrupted = False
@@ -381,11 +432,7 @@ def run_chat(
             AgentMemory(store, model=annotating_model() if annotate else None)
         )
         checkpointer = _checkpointer(stack, path)
-        # The embedding model loads (seconds) while the user types the first line.
-        warm = threading.Thread(
-            target=memory.embeddings.embed_query, args=("warm up",), daemon=True
-        )
-        warm.start()
+        warm = _warm_up(memory)
         agent = _agent(llm, memory, checkpointer, k=k, roles=roles, history_tokens=history_tokens)
         notes = _Notes()  # what the middleware warns of, told after each reply
         offers.logger.addHandler(notes)
@@ -401,8 +448,7 @@ def run_chat(
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                base_url=base_url,
-                model_name=model_name,
+                llm=llm,
                 warming=warm,
             )
         except TurnAbandoned:
@@ -417,10 +463,7 @@ def run_chat(
             # Waiting for torch to finish loading would take seconds: end now, as above.
             interrupted = True
             stack.pop_all()
-            with contextlib.suppress(OSError, ValueError):
-                stdout.write("\n")  # after the prompt
-                stdout.flush()
-            raise TurnAbandoned(exc) from exc
+            raise _left_loading(exc, stdout) from exc
         finally:
             offers.logger.removeHandler(notes)
             if not interrupted:

@@ -10,7 +10,7 @@ with the memory's own message; the server goes on. A failure of the store comes 
 
 The user is never an argument: over stdio the process serves one user
 (``--user``); over HTTP the bearer token names the user
-(:mod:`langchain_agentmem.integrations.mcp_http`).
+(:mod:`langchain_agentmem.integrations.mcp.http`).
 
 Needs the ``mcp`` extra: ``pip install "langchain-agentmem[mcp]"``.
 
@@ -18,7 +18,7 @@ Usage:
     .. code-block:: python
 
         from langchain_agentmem import AgentMemory
-        from langchain_agentmem.integrations.mcp import serve_stdio
+        from langchain_agentmem.integrations.mcp.server import serve_stdio
 
         serve_stdio(AgentMemory("sqlite:///memory.db"), "alice")  # until stdin closes
 """

@@ -11,8 +11,8 @@ from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp, T
 from langgraph.store.base import validate_op_namespace as _validate_labels
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.integrations.store_filters import check_filter
-from langchain_agentmem.integrations.store_items import checked_namespace, key_record_id
+from langchain_agentmem.integrations.store.filters import check_filter
+from langchain_agentmem.integrations.store.items import checked_namespace, key_record_id
 
 _TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired")
 _NAME = r"[^.\[\]{},]+"
