@@ -40,6 +40,7 @@ from langchain_agentmem import (
     recalled_memories,
     trim_removals,
 )
+from langchain_agentmem.integrations.prompt import written
 from tests.fakes import RecordingChatModel
 from tests.stores import PG_URL, require_postgres
 
@@ -434,7 +435,7 @@ def test_records_and_texts_are_still_told(memory: AgentMemory) -> None:
     day = record.created_at.date().isoformat()
     # A state written by an earlier version: dicts with the text.
     old = {"id": record.id, "text": CAT, "score": 0.9, "created_at": day, "role": "human"}
-    line = f'- [{day}] user: "{CAT}"'
+    line = f'- [{written(record.created_at)}] user: "{CAT}"'
     for given in ([old], [record]):
         told = memories_message(given)  # without the memory: told as given
         assert told is not None and line in told.text.split("\n")

@@ -33,7 +33,7 @@ from langchain_agentmem import (
     SentenceTransformerEmbeddings,
     memory_tools,
 )
-from langchain_agentmem.integrations.prompt import CLOSE, OPEN, SEARCH_HEADER
+from langchain_agentmem.integrations.prompt import CLOSE, OPEN, SEARCH_HEADER, written
 from langchain_agentmem.types import MemoryRecord
 from tests.fakes import RecordingChatModel
 from tests.integration.test_annotations import ANSWERS, LINDQVIST, LYON, MOREAU, PORTO
@@ -64,7 +64,7 @@ def test_recall_across_threads_into_the_system_prompt(memory: AgentMemory) -> No
     assert isinstance(system, SystemMessage)
     assert system.text.startswith("You are a cook.\n\n<recalled_memories>\n")
     assert system.text.endswith("\n</recalled_memories>")
-    today = memory.records("alice")[0].created_at.date().isoformat()  # type: ignore[union-attr]
+    today = written(memory.records("alice")[0].created_at)  # type: ignore[arg-type]
     assert f'- [{today}] user: "I am vegetarian."' in system.text
     # Recall is put in the prompt, not in the conversation.
     assert [m.type for m in out["messages"]] == ["human", "ai"]
@@ -465,7 +465,7 @@ def test_search_tool_tells_memories_fenced_dated_and_attributed(
         record = records[text]
         assert rid == record.id
         assert record.created_at is not None
-        assert when.startswith(record.created_at.strftime("%Y-%m-%d"))
+        assert when.startswith(written(record.created_at))
     assert told["You told me your sister is Maria."][2] == "assistant"  # never the user's
     assert told[forged][2] == "user"
 
