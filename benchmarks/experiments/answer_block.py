@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Answer model: {args.model} at {args.model_url} (temperature 0). {total} questions "
         f"({args.questions} drawn per conversation, seed 0), categories 1-4; LoCoMo token F1.",
         "",
-        f"{'variant':<28}{'F1':>7}{'BLEU-1':>8}{'contains':>9}"
+        f"{'variant':<32}{'F1':>7}{'BLEU-1':>8}{'contains':>9}"
         + "".join(f"{'cat' + c:>7}" for c in CATEGORY_IDS)
         + f"{'tokens':>8}{'recall':>8}",
     ]
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         s = summarise(bench.scored[name])
         cats = "".join(_f(s["by_category"][c]["f1"], 7) for c in CATEGORY_IDS)
         lines.append(
-            f"{name:<28}{s['f1']:>7.3f}{s['bleu1']:>8.3f}{s['contains']:>9.3f}{cats}"
+            f"{name:<32}{s['f1']:>7.3f}{s['bleu1']:>8.3f}{s['contains']:>9.3f}{cats}"
             f"{s['prompt_tokens']:>8.0f}{s['evidence_recall'] or 0:>8.3f}"
         )
     pooled, chosen = held_out(bench.scored, names)
