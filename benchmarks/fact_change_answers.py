@@ -93,8 +93,14 @@ class Tally:
 
 
 def earlier_values(raw: dict[str, Any]) -> dict[str, str]:
-    """Slot -> the earlier value (the gold answer of the slot's "before" question)."""
-    return {qa["fact"]["slot"]: qa["answer"] for qa in raw["qa"] if qa["fact"]["kind"] == "before"}
+    """Turn id -> the earlier value it states: the gold answer of the "before" question
+    whose evidence it is (a current question's ``stale`` turns are such turns)."""
+    return {
+        turn: qa["answer"]
+        for qa in raw["qa"]
+        if qa["fact"]["kind"] == "before"
+        for turn in qa["evidence"]
+    }
 
 
 def ask(

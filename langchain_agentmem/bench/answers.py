@@ -226,6 +226,12 @@ def format_answers(answers: dict[str, Any], *, model: str) -> str:
     if first is not None:
         counts = ", ".join(f"{c}: {first['by_category'][c]['n']}" for c in CATEGORY_IDS)
         lines.append(f"questions per row: {first['n']} (by category {counts})")
+    for name, r in answers.items():
+        if "turns_cut" in r:
+            lines.append(
+                f"{name}: {r['turns_cut']} of {r['turns']} turns cut from the oldest end to fit "
+                f"{r['context_tokens']} tokens"
+            )
     return "\n".join(lines)
 
 

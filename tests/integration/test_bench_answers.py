@@ -173,7 +173,9 @@ def test_a_rerun_asks_nothing_and_an_interrupted_run_resumes(data: Path, tmp_pat
     assert json.loads(out.read_text())["answers"] == first["answers"]
 
 
-def test_full_context_is_cut_from_the_oldest_end(data: Path, tmp_path: Path) -> None:
+def test_full_context_is_cut_from_the_oldest_end(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with ScriptedOpenAIServer(default=_reader) as server:
         result = _run(
             data, server, tmp_path / "r.json", "--context-tokens", "300", "--questions", "1"
@@ -185,6 +187,8 @@ def test_full_context_is_cut_from_the_oldest_end(data: Path, tmp_path: Path) -> 
         ]
     row = result["answers"]["full-context"]
     assert row["turns_cut"] > 0 and row["turns"] == 24
+    said = f"full-context: {row['turns_cut']} of 24 turns cut from the oldest end to fit 300 tokens"
+    assert said in capsys.readouterr().out
     assert all("greyhound" not in text and "river views" in text for text in full)
 
 
