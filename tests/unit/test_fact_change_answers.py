@@ -9,7 +9,7 @@ from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from fact_change_answers import earlier_values, names  # noqa: E402
+from fact_change_answers import earlier_values, names
 
 
 def test_every_changed_fact_has_its_earlier_value_to_look_for() -> None:
