@@ -118,6 +118,15 @@ class SentenceTransformerEmbeddings(Embeddings):
         """Embed a query."""
         return [float(x) for x in self._encode([text])[0]]
 
+    def embed_packed(self, texts: list[str]) -> Vector:
+        """Embed a few short texts (a record's text and its sentences) in one pass, each
+        as :meth:`embed_array` embeds it (see :mod:`langchain_agentmem.packing`)."""
+        from langchain_agentmem.packing import packer
+
+        packed = packer(self.model)
+        out = packed.embed(list(texts)) if packed is not None and texts else None
+        return self.embed_array(texts) if out is None else out
+
     def embed_array(self, texts: list[str]) -> Vector:
         """Embed texts straight to a float32 matrix (no Python float lists)."""
         if not texts:
@@ -213,6 +222,9 @@ def embed_records(embeddings: Embeddings, texts: list[str], split: Split = sente
     divides into sentences (for measuring other rules).
     """
     batch, counts = _record_batch(texts, split)
+    if isinstance(embeddings, SentenceTransformerEmbeddings) and len(texts) == 1:
+        # One record: its text and sentences packed in one pass, not padded to the longest.
+        return _record_vectors(normalize(embeddings.embed_packed(batch)), counts)
     return _record_vectors(embed_texts(embeddings, batch), counts)
 
 
@@ -220,7 +232,10 @@ async def aembed_records(
     embeddings: Embeddings, texts: list[str], split: Split = sentences
 ) -> Vector:
     """Async :func:`embed_records`: the texts are split off the event loop (a long text
-    takes a while), and embedded through the embedder's own async path."""
+    takes a while), and embedded through the embedder's own async path (the bundled
+    model's in a thread, as :func:`embed_records` embeds them)."""
+    if isinstance(embeddings, SentenceTransformerEmbeddings):
+        return await asyncio.to_thread(embed_records, embeddings, texts, split)
     batch, counts = await asyncio.to_thread(_record_batch, texts, split)
     return _record_vectors(await aembed_texts(embeddings, batch), counts)
 
