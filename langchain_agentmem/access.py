@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.annotator import Annotator
-from langchain_agentmem.backends import Backend, RecordRow
+from langchain_agentmem.backends import Backend, RecordRow, Transaction
 from langchain_agentmem.cache import NamespaceCache
 from langchain_agentmem.errors import RecordNotFoundError
-from langchain_agentmem.ops import Decide, Lookup, apply_batch, expired_op
+from langchain_agentmem.ops import Lookup, Writer, expired_op, without_embeddings
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
@@ -82,65 +83,72 @@ class MemoryCore:
             return view
 
     def _sweep(self, namespace: str) -> int:
-        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
-            expired = lookup.expired()
-            return [expired_op(expired)] if expired else []
-
-        (applied,) = self._write(namespace, [decide], sweep=False)
+        (applied,) = self._write(namespace, [_expired], sweep=False)
         return sum(len(op.record_ids) for op in applied)
 
     def _write(
         self,
         namespace: str,
-        items: Sequence[Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]],
+        items: Sequence[Decision],
         *,
         sweep: bool = True,
         terms: Mapping[str, Counter[str]] | None = None,
+        expected: Sequence[str] = (),
     ) -> list[list[MemoryOp]]:
-        """Apply the ops of each item in one transaction, the cache following item by item.
+        """Decide and apply the ops of each item in one transaction (see :meth:`_batch`).
 
-        Each item is called inside the transaction, after the namespace's writer lock, with
-        the namespace's view as the store holds it then plus the items before it, and a
-        :class:`Lookup` of the store: the state a policy (or an upsert) sees is the one its
-        ops apply to, whatever other processes do. Expired records of a cached namespace
-        are swept first (``sweep``). ``terms`` holds added texts tokenised beforehand (by id).
+        Returns:
+            Each item's ops as applied.
+        """
+        with self._batch(namespace, sweep=sweep, terms=terms, expected=expected) as batch:
+            for decide in items:
+                batch.apply(decide)
+        return batch.out
+
+    @contextmanager
+    def _batch(
+        self,
+        namespace: str,
+        *,
+        sweep: bool = True,
+        terms: Mapping[str, Counter[str]] | None = None,
+        expected: Sequence[str] = (),
+    ) -> Iterator[WriteBatch]:
+        """One transaction of writes to ``namespace``, its cached view following item by item.
+
+        Inside, the namespace is locked (in this process and in the store), and each item
+        applied with :meth:`WriteBatch.apply` is decided on the view as the store holds it
+        then plus the items before it: the state a policy (or an upsert) sees is the one its
+        ops apply to, whatever other processes do. Expired records of a cached namespace are
+        swept first (``sweep``). ``terms`` holds added texts tokenised beforehand (by id);
+        ``expected``, the ids the items are about to add (asked about in one query).
+
+        On exit the batch commits, the cache takes the view, and what was stored is offered
+        for annotation; if anything fails, nothing of the batch is kept, in the store or in
+        the cache (the view reloads when next used).
         """
         with self._cache.lock(namespace):
             if sweep:
                 cached = self._cache.peek(namespace)
                 if cached is not None and cached.due(time.time()):
                     self._live_view(namespace)
-            views: list[NamespaceView] = []
-
-            def step(item: Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]) -> Decide:
-                def run(lookup: Lookup) -> Sequence[MemoryOp]:
-                    if not views:
-                        views.append(self._cache.view(namespace))
-                    return item(views[0], lookup)
-
-                return run
-
-            def mirror(ops: list[MemoryOp], rids: list[int], at: float) -> None:
-                views[0].apply(namespace, ops, rids, at, terms)
-
             try:
-                out, seq = apply_batch(
-                    self.backend, namespace, [step(i) for i in items], on_applied=mirror
-                )
+                with self.backend.transaction() as tx:
+                    writer = Writer(tx, namespace, expected)
+                    batch = WriteBatch(tx, writer, self._cache.view(namespace), terms)
+                    yield batch
+                    seq = writer.finish()
             except BaseException:
-                # The view may hold ops that were rolled back: reload it when next used.
                 self._cache.discard(namespace)
                 raise
-            if views:
-                self._cache.committed(namespace, views[0], seq)
+            self._cache.committed(namespace, batch.view, seq)
             if self.annotator is not None:
-                self._offer(namespace, out)
-            if any(_moves_text(op) for ops in out for op in ops):
+                self._offer(namespace, batch.out)
+            if any(_moves_text(op) for ops in batch.out for op in ops):
                 # The saved index holds a vector just replaced or deleted: not on disk.
                 self._cache.discard_saved(namespace)
                 # Nor in the store's write-ahead log (best effort: a reader may hold it).
                 self.backend.truncate_log()
-            return out
 
     def _offer(self, namespace: str, out: list[list[MemoryOp]]) -> None:
         """Queue the statements just stored, or whose text just changed, for annotation."""
@@ -160,6 +168,54 @@ class MemoryCore:
                 f"no record {rid!r} in namespace {ns!r}; list ids with records(namespace)"
             )
         return row
+
+
+class WriteBatch:
+    """The items of one write transaction (see :meth:`MemoryCore._batch`): each decided on
+    the namespace's view, applied by the writer, and the view following."""
+
+    def __init__(
+        self,
+        tx: Transaction,
+        writer: Writer,
+        view: NamespaceView,
+        terms: Mapping[str, Counter[str]] | None,
+    ) -> None:
+        self.tx = tx
+        """The open transaction (an import writes its messages through it)."""
+        self.writer = writer
+        self.view = view
+        self._terms = terms
+        self.out: list[list[MemoryOp]] = []
+        """Each item's ops as applied, in order."""
+
+    def apply(self, decide: Decision) -> list[MemoryOp]:
+        """Decide an item on the state the items before it made, and apply it."""
+        # The clock is read under the lock: records added without a timestamp are dated
+        # in the order they commit, so "oldest" means first in (fifo, lru) even across
+        # processes.
+        now = time.time()
+        return self.apply_ops(decide(self.view, self.writer.lookup(now)), now)
+
+    def apply_ops(self, ops: Sequence[MemoryOp], now: float | None = None) -> list[MemoryOp]:
+        """Apply an item's ops, already decided."""
+        at = time.time() if now is None else now
+        applied = self.writer.apply_all(ops, at)
+        self.view.apply(self.writer.namespace, applied.ops, applied.rids, at, self._terms)
+        self.out.append(without_embeddings(applied.ops))
+        return self.out[-1]
+
+
+Decision = Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]
+"""What one item of a write does, decided inside the transaction once the namespace is
+locked, on its view and a :class:`Lookup` of the store as they are then: a check such as
+"does this id exist" and the write it leads to are one atomic step."""
+
+
+def _expired(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
+    """The sweep's decision: delete what has expired."""
+    expired = lookup.expired()
+    return [expired_op(expired)] if expired else []
 
 
 def _moves_text(op: MemoryOp) -> bool:

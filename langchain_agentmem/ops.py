@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.backends.base import KEEP, Backend, Expiry, RecordRow, Transaction
+from langchain_agentmem.backends.base import (
+    KEEP,
+    Backend,
+    Expiry,
+    LogEntry,
+    RecordRow,
+    Transaction,
+)
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.replies import REPLY_TO
 from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch
@@ -46,21 +53,21 @@ def check_embedding(
 
 
 class Lookup:
-    """What a decision made inside :func:`apply_batch` may read: the locked namespace now."""
+    """What a decision may read of the namespace it is made for, as its writer holds it."""
 
-    def __init__(self, tx: Transaction, namespace: str, now: float) -> None:
-        self._tx = tx
-        self.namespace = namespace
+    def __init__(self, writer: Writer, now: float) -> None:
+        self._writer = writer
+        self.namespace = writer.namespace
         self.now = now
         """The transaction's clock (epoch seconds)."""
 
     def exists(self, record_id: str) -> bool:
         """Whether the namespace holds a live (unexpired) record ``record_id``."""
-        return self._tx.record_exists(self.namespace, record_id, self.now)
+        return self._writer.exists(record_id, self.now)
 
     def expired(self) -> list[str]:
         """Ids of the namespace's records that have expired but are not yet deleted."""
-        return self._tx.expired_ids(self.namespace, self.now)
+        return self._writer.expired(self.now)
 
 
 def expired_op(record_ids: Sequence[str]) -> MemoryOp:
@@ -73,98 +80,123 @@ def expired_op(record_ids: Sequence[str]) -> MemoryOp:
     )
 
 
-Decide = Callable[[Lookup], Sequence[MemoryOp]]
-"""A decision (a policy's, an upsert's), called inside the transaction once the namespace
-is locked, with a :class:`Lookup` of the namespace as it is then: a check such as "does
-this id exist" and the write it leads to are one atomic step."""
-Applied = Callable[[list[MemoryOp], list[int], float], None]
-"""Told, inside the transaction, the ops of each item as applied (embeddings kept), the
-store keys of its ADDs and the clock read for it."""
+@dataclass(frozen=True)
+class Applied:
+    """What one item's ops did: each op as applied, embeddings kept (an ADD that took the id
+    of an expired record comes after that record's DELETE, reason "expired"; an op that
+    dropped copies of a record's text is followed by the UPDATEs that dropped them), and
+    the store key of each new record, in order."""
+
+    ops: list[MemoryOp]
+    rids: list[int]
 
 
 def apply_batch(
-    backend: Backend,
-    namespace: str,
-    batch: Sequence[Sequence[MemoryOp] | Decide],
-    *,
-    on_applied: Applied | None = None,
+    backend: Backend, namespace: str, batch: Sequence[Sequence[MemoryOp]]
 ) -> tuple[list[list[MemoryOp]], int]:
-    """Apply the ops of several items to ``namespace`` in ONE transaction, item by item,
-    and write each to the audit log.
+    """Apply the ops of several items to ``namespace`` in ONE transaction, each logged.
 
     Either the whole batch lands (every op with its decision log entry) or none of it does.
-    An item may be a function of a :class:`Lookup` returning the ops (a policy's decision,
-    an upsert): it is called inside the transaction, after the namespace's writer lock is
-    taken, so concurrent writers never decide on a state that another one has already
-    changed. Each item's decision is called after the previous item's ops are applied (and
-    passed to ``on_applied``, so the caller's view of the namespace can follow), so a
-    policy decides every item on the state it changes.
+    ``AgentMemory`` writes through :class:`Writer` itself, deciding each item on the state
+    the items before it made; this applies ops already decided.
 
     Returns:
-        Each item's ops as applied (embeddings dropped; an ADD that takes the id of an
-        expired record comes after that record's DELETE, reason "expired"), and the change
-        sequence of the last audit log entry written (0 if none).
+        Each item's ops as applied (embeddings dropped), and the change sequence of the
+        last audit log entry written (0 if none).
 
     Raises:
         RecordNotFoundError: an UPDATE / DELETE targets an id that is not in ``namespace``.
         InvalidInputError: an ADD reuses an id that already exists in ``namespace``.
     """
     with backend.transaction() as tx:
-        return apply_batch_in(tx, namespace, batch, on_applied=on_applied)
+        writer = Writer(tx, namespace)
+        out = [writer.apply_all(ops, time.time()).ops for ops in batch]
+        return [without_embeddings(ops) for ops in out], writer.finish()
 
 
-def apply_batch_in(
-    tx: Transaction,
-    namespace: str,
-    batch: Sequence[Sequence[MemoryOp] | Decide],
-    *,
-    on_applied: Applied | None = None,
-) -> tuple[list[list[MemoryOp]], int]:
-    """:func:`apply_batch` inside a transaction the caller opened (and commits or rolls back).
+def without_embeddings(ops: Sequence[MemoryOp]) -> list[MemoryOp]:
+    """``ops`` as returned to callers: vectors left in the store."""
+    return [replace(op, embedding=None) if op.embedding is not None else op for op in ops]
 
-    A record's text is kept in one place besides the record: the audit entry of the ADD or
-    UPDATE that stored it. When a record is updated or deleted, every earlier entry naming
-    it loses its text, so forgetting a record forgets it in the log too; NOOP and DELETE
-    entries never keep text.
+
+_ABSENT = object()
+"""In :attr:`Writer._stored`: the namespace holds no record of that id."""
+
+
+class Writer:
+    """The writes of one batch to a namespace, inside a transaction: one method per op kind.
+
+    The namespace's writer lock is taken when the writer is made. A record's text is kept in
+    one place besides the record: the audit entry of the ADD or UPDATE that stored it. When
+    a record is updated or deleted, every earlier entry naming it loses its text, so
+    forgetting a record forgets it in the log too; NOOP and DELETE entries never keep text.
+
+    Audit entries are written together (before any statement that reads or redacts them,
+    and at :meth:`finish`); which ids the namespace holds is asked once for ``expected``
+    (the ids a batch is about to add) and then followed op by op, so a batch of ADDs costs
+    one insert per record.
     """
-    tx.lock_namespace(namespace)
-    writer = _Writer(tx, namespace)
-    out: list[list[MemoryOp]] = []
-    for item in batch:
-        # The clock is read under the lock: records added without a timestamp are
-        # then dated in the order they commit, so "oldest" means first in (fifo, lru)
-        # even when writers in several processes queue for the lock.
-        now = time.time()
-        ops = list(item(Lookup(tx, namespace, now))) if callable(item) else list(item)
-        applied: list[MemoryOp] = []
-        rids: list[int] = []
+
+    def __init__(self, tx: Transaction, namespace: str, expected: Sequence[str] = ()) -> None:
+        tx.lock_namespace(namespace)
+        self.tx = tx
+        self.namespace = namespace
+        self.dims: int | None = None
+        """The namespace's embedding length, once an op carried one."""
+        self._last_seq = 0
+        self._entries: list[LogEntry] = []
+        self._stored: dict[str, object] = dict.fromkeys(expected, _ABSENT)
+        """Ids whose state is known: their expiry (``None``: never), or ``_ABSENT``."""
+        if expected:
+            self._stored.update(tx.stored_expiry(namespace, list(self._stored)))
+
+    def lookup(self, now: float) -> Lookup:
+        """What a decision made now may read of the namespace."""
+        return Lookup(self, now)
+
+    def exists(self, record_id: str, now: float) -> bool:
+        """Whether the namespace holds a live record ``record_id`` at ``now``."""
+        state = self._state(record_id)
+        return state is not _ABSENT and (state is None or float(state) > now)  # type: ignore[arg-type]
+
+    def expired(self, now: float) -> list[str]:
+        """Ids of the namespace's records expired at ``now``, not yet deleted."""
+        self._flush()
+        return self.tx.expired_ids(self.namespace, now)
+
+    def apply_all(self, ops: Sequence[MemoryOp], now: float) -> Applied:
+        """Apply and log ``ops`` (one item's) at ``now``."""
+        applied = Applied([], [])
         for op in ops:
-            writer.apply(op, now, applied, rids)
-        if on_applied is not None:
-            on_applied(applied, rids, now)
-        out.append([replace(op, embedding=None) for op in applied])
-    return out, writer.last_seq
+            self._apply(op, now, applied)
+        return applied
 
+    def finish(self) -> int:
+        """Write what is pending; returns the change sequence of the last entry (0: none)."""
+        self._flush()
+        return self._last_seq
 
-@dataclass
-class _Writer:
-    """The writes of one batch to a locked namespace: one method per op kind."""
+    def _state(self, record_id: str) -> object:
+        state = self._stored.get(record_id)
+        if record_id not in self._stored:
+            found = self.tx.stored_expiry(self.namespace, [record_id])
+            state = self._stored[record_id] = found.get(record_id, _ABSENT)
+        return state
 
-    tx: Transaction
-    namespace: str
-    dims: int | None = None
-    """The namespace's embedding length, once an op carried one."""
-    last_seq: int = 0
-    """The change sequence of the last audit entry written."""
+    def _flush(self) -> None:
+        if self._entries:
+            self._last_seq = self.tx.log_decisions(namespace=self.namespace, entries=self._entries)
+            self._entries = []
 
-    def apply(self, op: MemoryOp, now: float, applied: list[MemoryOp], rids: list[int]) -> None:
-        """Apply and log ``op``, appending it (and what it led to) to ``applied`` and the key
-        of a new record to ``rids``."""
+    def _apply(self, op: MemoryOp, now: float, applied: Applied) -> None:
+        moves_text = op.kind is OpKind.DELETE or (op.kind is OpKind.UPDATE and op.text is not None)
+        if op.kind is not OpKind.ADD and op.kind is not OpKind.NOOP:
+            self._flush()  # what follows reads or redacts the log
         # Copies of the text it held as what another record replies to go with it
         # (found now, while it is there; dropped once the op is applied).
         copies = (
             self.tx.replying_copies(namespace=self.namespace, record_ids=op.record_ids)
-            if op.kind is OpKind.DELETE or (op.kind is OpKind.UPDATE and op.text is not None)
+            if moves_text
             else []
         )
         if op.embedding is not None:
@@ -173,33 +205,36 @@ class _Writer:
                 self.dims = self.tx.embedding_dimensions(self.namespace)
             self.dims = check_embedding(op.embedding, self.dims, record_ids=op.record_ids)
         if op.kind is OpKind.ADD:
-            rids.append(self._add(op, now, applied))
+            applied.rids.append(self._add(op, now, applied.ops))
         elif op.kind is OpKind.UPDATE:
             self._update(op, now)
         elif op.kind is OpKind.DELETE:
             self._delete(op)
         self._log(op, now)
-        applied.append(op)
+        applied.ops.append(op)
         for copy in copies:
-            applied.append(self._unquote(copy, now))
+            applied.ops.append(self._unquote(copy, now))
 
     def _add(self, op: MemoryOp, now: float, applied: list[MemoryOp]) -> int:
         (record_id,) = op.record_ids
         if op.text is None or op.embedding is None:
             raise InvalidInputError(f"ADD of {record_id!r} carries no text or embedding")
-        if self.tx.record_exists(self.namespace, record_id, now):
+        if self.exists(record_id, now):
             raise InvalidInputError(
                 f"record id {record_id!r} already exists in namespace {self.namespace!r}; "
                 "pass a new id, or update the existing record"
             )
-        if self.tx.delete_record(record_id=record_id, namespace=self.namespace):
+        if self._state(record_id) is not _ABSENT:
             # An expired record not yet swept gives its id up, on the record; the DELETE is
             # one of the item's ops, so its vector leaves saved indexes.
+            self._flush()
+            self.tx.delete_record(record_id=record_id, namespace=self.namespace)
             self.tx.redact_text(namespace=self.namespace, record_ids=[record_id])
             applied.append(expired_op([record_id]))
             self._log(applied[-1], now)
         created = to_epoch(op.timestamp, now)
-        return self.tx.insert_record(
+        expires = expiry_epoch(op.expires_at)
+        rid = self.tx.insert_record(
             record_id=record_id,
             namespace=self.namespace,
             thread=op.thread,
@@ -208,8 +243,10 @@ class _Writer:
             embedding=op.embedding,
             created_at=created,
             updated_at=to_epoch(op.updated_at, created),
-            expires_at=expiry_epoch(op.expires_at),
+            expires_at=expires,
         )
+        self._stored[record_id] = expires
+        return rid
 
     def _update(self, op: MemoryOp, now: float) -> None:
         if op.text is None and op.embedding is None and op.metadata is not None:
@@ -230,6 +267,8 @@ class _Writer:
             )
             if not found:
                 raise self._missing(record_id)
+            if expires is not KEEP:
+                self._stored[record_id] = expires
         self.tx.redact_text(namespace=self.namespace, record_ids=op.record_ids)
 
     def _set_metadata(self, op: MemoryOp, now: float) -> None:
@@ -247,6 +286,7 @@ class _Writer:
         for record_id in op.record_ids:
             if not self.tx.delete_record(record_id=record_id, namespace=self.namespace):
                 raise self._missing(record_id)
+            self._stored[record_id] = _ABSENT
         self.tx.redact_text(namespace=self.namespace, record_ids=op.record_ids)
 
     def _unquote(self, copy: RecordRow, now: float) -> MemoryOp:
@@ -272,15 +312,8 @@ class _Writer:
         )
 
     def _log(self, op: MemoryOp, now: float) -> None:
-        self.last_seq = self.tx.log_decision(
-            namespace=self.namespace,
-            kind=op.kind,
-            record_ids=op.record_ids,
-            reason=op.reason,
-            policy=op.policy,
-            text=op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None,
-            at=now,
-        )
+        text = op.text if op.kind in (OpKind.ADD, OpKind.UPDATE) else None
+        self._entries.append(LogEntry(op.kind, op.record_ids, op.reason, op.policy, text, now))
 
 
 UNQUOTE_POLICY = "forgetting"

@@ -38,6 +38,7 @@ from typing import IO, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.embeddings import embed_records, embedding_model_name
@@ -52,9 +53,9 @@ from langchain_agentmem.export_format import (
     check_limits,
     read_export,
 )
-from langchain_agentmem.ops import apply_batch_in
+from langchain_agentmem.ops import Lookup
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
-from langchain_agentmem.validation import Limits, check_namespace
+from langchain_agentmem.validation import check_namespace
 
 IMPORT_POLICY = "import"
 """Policy name logged for records an import added."""
@@ -279,26 +280,25 @@ def _model_dimensions(embedder: Embeddings, probe: str) -> int:
 
 
 def import_namespace(
-    backend: Backend,
-    embedder: Embeddings,
+    memory: MemoryCore,
     source: Source | Export,
     *,
     namespace: str,
     progress: bool = False,
-    limits: Limits | None = None,
 ) -> ImportSummary:
     """Import an export into the store (the format: :mod:`langchain_agentmem.export_format`).
 
     Args:
-        backend: The store to write to.
-        embedder: The store's embedding model (re-embeds what the file cannot give).
+        memory: The memory to import into: its store, its embedding model (re-embeds what
+            the file cannot give) and its size limits (applied to every record). What is
+            imported goes through its one write path: indexed, logged, and offered to its
+            annotator like any write.
         source: A file path, an open text file, or what
             :func:`~langchain_agentmem.export_format.read_export` read from one
             (to check a file before opening the store).
         namespace: The user to import into; required: the file's header names a user too,
             but a file can name anyone, so it is never taken for the target.
         progress: Show progress bars on stderr (embedding, writing).
-        limits: The memory's size limits, applied to every record (default: the defaults).
 
     Raises:
         InvalidInputError: a malformed line (named by number), a record over the limits,
@@ -311,7 +311,8 @@ def import_namespace(
     export = source if isinstance(source, Export) else read_export(source)
     header, records, messages = export.header, export.records, export.messages
     target = export.target(namespace)
-    check_limits(export, limits or Limits())
+    backend, embedder = memory.backend, memory.embeddings
+    check_limits(export, memory.limits)
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
     vectors = _Vectors(embedder)
     if same_model and any(r.embedding is not None for r in records):
@@ -327,18 +328,16 @@ def import_namespace(
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
         threads.setdefault(thread, []).append((payload, at))
-    # Other readers (this process's cache too) catch up through the ADD entries logged here.
-    with backend.transaction() as tx:
-        tx.lock_namespace(target)
-        new, expired = _new_records(tx, target, records)
+    with memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch:
+        new, expired = _new_records(batch.writer.lookup(time.time()), records)
         vectors.embed(new, False)  # deleted meanwhile: rare
         ops = [_import_op(r, origin, vectors.given[r.id]) for r in new]
         with _progress(len(ops), progress and bool(ops), "import") as bar:
-            for start in range(0, len(ops), 500):
-                apply_batch_in(tx, target, [ops[start : start + 500]])
-                bar.update(len(ops[start : start + 500]))
+            for op in ops:
+                batch.apply_ops([op])
+                bar.update(1)
         added_messages = sum(
-            _import_thread(tx, target, thread, items) for thread, items in threads.items()
+            _import_thread(batch.tx, target, thread, items) for thread, items in threads.items()
         )
     from_file = [r for r in new if same_model and r.embedding is not None]
     return ImportSummary(
@@ -371,19 +370,17 @@ class _Vectors:
                 bar.update(len(batch))
 
 
-def _new_records(
-    tx: Transaction, target: str, records: Sequence[RecordLine]
-) -> tuple[list[RecordLine], int]:
+def _new_records(lookup: Lookup, records: Sequence[RecordLine]) -> tuple[list[RecordLine], int]:
     """The records the namespace does not hold yet, and how many expired since the export."""
     new: list[RecordLine] = []
     expired = 0
-    now = time.time()
+    now = lookup.now
     for record in records:
         # Ids are unique per namespace: another namespace's record of the same id is
         # another record, never touched here.
         if record.expires_at is not None and record.expires_at.timestamp() <= now:
             expired += 1  # expired since the export: forgotten, not brought back
-        elif not tx.record_exists(target, record.id, now):
+        elif not lookup.exists(record.id):
             new.append(record)
     return new, expired
 

@@ -119,14 +119,7 @@ class MemoryUserData(MemoryCore):
                 file can name anyone: it is never taken for the target).
             progress: Show progress bars on stderr.
         """
-        return import_namespace(
-            self.backend,
-            self.embeddings,
-            source,
-            namespace=namespace,
-            progress=progress,
-            limits=self.limits,
-        )
+        return import_namespace(self, source, namespace=namespace, progress=progress)
 
     async def aimport_namespace(
         self,

@@ -72,7 +72,12 @@ class MemoryWrites(MemoryCore):
         def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
             return lambda view, lookup: self._decide(c, view)
 
-        return self._write(candidates[0].namespace, [decide(c) for c in candidates], terms=terms)
+        return self._write(
+            candidates[0].namespace,
+            [decide(c) for c in candidates],
+            terms=terms,
+            expected=[c.id for c in candidates],
+        )
 
     def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
         return self._commit_adds([candidate])[0]
@@ -398,7 +403,11 @@ class MemoryWrites(MemoryCore):
 
             return upsert
 
-        return self._write(candidates[0].namespace, [decide(c) for c in candidates])
+        return self._write(
+            candidates[0].namespace,
+            [decide(c) for c in candidates],
+            expected=[c.id for c in candidates],
+        )
 
     def _commit_put(self, candidate: Candidate) -> list[MemoryOp]:
         return self._commit_puts([candidate])[0]

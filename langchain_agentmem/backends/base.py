@@ -7,7 +7,7 @@ import enum
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from langchain_agentmem.types import Decision, OpKind, Vector
 
@@ -64,8 +64,20 @@ class Erased:
     decisions: int
 
 
+class LogEntry(NamedTuple):
+    """One audit log entry (see :meth:`Transaction.log_decisions`)."""
+
+    kind: OpKind
+    record_ids: Sequence[str]
+    reason: str
+    policy: str
+    text: str | None
+    """The text an ADD or UPDATE stored (``None`` for other kinds)."""
+    at: float
+
+
 class Transaction(abc.ABC):
-    """Writes inside one store transaction: the ops ``ops.apply_batch_in`` applies (the one
+    """Writes inside one store transaction: the ops an ``ops.Writer`` applies (the one
     place ops reach a store) and, for an import, the checks and messages of ``transfer``."""
 
     @abc.abstractmethod
@@ -121,18 +133,9 @@ class Transaction(abc.ABC):
         """Delete a record; False if no such record in namespace."""
 
     @abc.abstractmethod
-    def log_decision(
-        self,
-        *,
-        namespace: str,
-        kind: OpKind,
-        record_ids: Sequence[str],
-        reason: str,
-        policy: str,
-        text: str | None,
-        at: float,
-    ) -> int:
-        """Append to the audit log; returns the change sequence number."""
+    def log_decisions(self, *, namespace: str, entries: Sequence[LogEntry]) -> int:
+        """Append ``entries`` to the audit log, in order; returns the change sequence
+        number of the last (0 when there is none)."""
 
     @abc.abstractmethod
     def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
@@ -157,6 +160,11 @@ class Transaction(abc.ABC):
     @abc.abstractmethod
     def record_exists(self, namespace: str, record_id: str, now: float) -> bool:
         """Whether ``namespace`` holds a live (unexpired) record ``record_id``."""
+
+    @abc.abstractmethod
+    def stored_expiry(self, namespace: str, record_ids: Sequence[str]) -> dict[str, float | None]:
+        """The expiry of each of ``record_ids`` that ``namespace`` holds, expired or not
+        (``None``: never); ids it does not hold are left out."""
 
     @abc.abstractmethod
     def expired_ids(self, namespace: str, now: float) -> list[str]:

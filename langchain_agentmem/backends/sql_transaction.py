@@ -7,14 +7,17 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_agentmem.backends.base import KEEP, Expiry, RecordRow, Transaction
+from langchain_agentmem.backends.base import KEEP, Expiry, LogEntry, RecordRow, Transaction
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
 from langchain_agentmem.replies import REPLY_TO
-from langchain_agentmem.types import OpKind, Vector
+from langchain_agentmem.types import Vector
 
 if TYPE_CHECKING:
     from langchain_agentmem.backends.sql import Cursor, SQLBackend
+
+STORED_CHUNK = 500
+"""Ids asked about in one query (well under both drivers' parameter limits)."""
 
 
 class SQLTransaction(Transaction):
@@ -114,24 +117,34 @@ class SQLTransaction(Transaction):
         )
         return cur.rowcount > 0
 
-    def log_decision(
-        self,
-        *,
-        namespace: str,
-        kind: OpKind,
-        record_ids: Sequence[str],
-        reason: str,
-        policy: str,
-        text: str | None,
-        at: float,
-    ) -> int:
+    def log_decisions(self, *, namespace: str, entries: Sequence[LogEntry]) -> int:
+        if not entries:
+            return 0
         self._serialise(namespace)
-        cur = self._exec(
-            "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-            (namespace, kind.value, dump_json(list(record_ids)), reason, policy, text, at),
+        self._cur.executemany(
+            self._b.q(
+                "INSERT INTO agentmem_decisions "
+                "(namespace, kind, record_ids, reason, policy, text, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)"
+            ),
+            [
+                (
+                    namespace,
+                    e.kind.value,
+                    dump_json(list(e.record_ids)),
+                    e.reason,
+                    e.policy,
+                    e.text,
+                    e.at,
+                )
+                for e in entries
+            ],
         )
-        return int(cur.fetchone()[0])
+        # The namespace's writers are serialised: its newest entry is the last one written.
+        row = self._exec(
+            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace = ?", (namespace,)
+        ).fetchone()
+        return int(row[0])
 
     def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
         self._serialise(namespace)
@@ -219,6 +232,21 @@ class SQLTransaction(Transaction):
             (namespace, record_id, now),
         ).fetchone()
         return row is not None
+
+    def stored_expiry(self, namespace: str, record_ids: Sequence[str]) -> dict[str, float | None]:
+        self._serialise(namespace)
+        found: dict[str, float | None] = {}
+        ids = list(dict.fromkeys(record_ids))
+        for start in range(0, len(ids), STORED_CHUNK):
+            chunk = ids[start : start + STORED_CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._exec(
+                f"SELECT id, expires_at FROM agentmem_records WHERE namespace = ? "
+                f"AND id IN ({marks})",
+                (namespace, *chunk),
+            ).fetchall()
+            found.update((str(r[0]), None if r[1] is None else float(r[1])) for r in rows)
+        return found
 
     def expired_ids(self, namespace: str, now: float) -> list[str]:
         self._serialise(namespace)

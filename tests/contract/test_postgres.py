@@ -11,6 +11,7 @@ import pytest
 
 from langchain_agentmem import AgentMemory, InvalidInputError, StoreError, UnknownStoreError
 from langchain_agentmem.backends import open_backend
+from langchain_agentmem.backends.base import LogEntry
 from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
 from langchain_agentmem.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
@@ -99,14 +100,9 @@ def test_writers_of_one_namespace_commit_in_sequence_order(pg_url: str) -> None:
                 embedding=np.ones(4, dtype=np.float32) / 2,
                 created_at=time.time(),
             )
-            first_seq = tx.log_decision(
+            first_seq = tx.log_decisions(
                 namespace="u",
-                kind=OpKind.ADD,
-                record_ids=["first"],
-                reason="r",
-                policy="p",
-                text="first",
-                at=time.time(),
+                entries=[LogEntry(OpKind.ADD, ["first"], "r", "p", "first", time.time())],
             )
             later = threading.Thread(
                 target=lambda: (apply_batch(backend, "u", [[_add("second")]]), other_done.set())

@@ -390,3 +390,22 @@ def test_an_async_turn_can_pause_annotation(tmp_path: Path) -> None:
     with AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=model) as memory:
         asyncio.run(turn(memory))
     assert model.asked == [LYON]
+
+
+def test_imported_statements_are_annotated_like_any_write(
+    memory: AgentMemory, tmp_path: Path
+) -> None:
+    with AgentMemory(":memory:") as plain:  # no model: the export carries no annotation
+        _tell(plain, [LYON, PORTO])
+        out = tmp_path / "priya.jsonl"
+        plain.export_namespace("priya", out)
+    _tell(memory, [MOREAU], start=5)  # the namespace is cached here already
+    assert memory.wait_annotated(timeout=30)
+    summary = memory.import_namespace(out, namespace="priya")
+    assert summary.records == 2
+    assert memory.wait_annotated(timeout=30)
+    notes = {r.text: r.metadata.get(ANNOTATION) for r in memory.records("priya")}
+    assert notes[LYON]["about"] == ["home city", "diet"]
+    assert notes[PORTO]["facts"] == {"home city": "Porto"}
+    # ... and indexed here at once: the imported statement is what the search finds.
+    assert memory.search("Where do I live?", namespace="priya", k=1)[0].text == PORTO

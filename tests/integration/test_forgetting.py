@@ -226,19 +226,19 @@ def test_record_and_audit_entry_commit_or_roll_back_together(
 ) -> None:
     with AgentMemory(store_url, embeddings=hash_embeddings) as mem:
         (kept,) = mem.add(OTHERS[0], namespace="u")
-        real_log = SQLTransaction.log_decision
+        real_log = SQLTransaction.log_decisions
 
         def failing_log(self: SQLTransaction, **kwargs: object) -> int:
             raise _Boom("the audit entry could not be written")
 
-        monkeypatch.setattr(SQLTransaction, "log_decision", failing_log)
+        monkeypatch.setattr(SQLTransaction, "log_decisions", failing_log)
         with pytest.raises(_Boom):
             mem.add(SECRET, namespace="u")
         with pytest.raises(_Boom):
             mem.delete(kept.record_ids[0], namespace="u")
         with pytest.raises(_Boom):
             mem.update(kept.record_ids[0], NEW_TEXT, namespace="u")
-        monkeypatch.setattr(SQLTransaction, "log_decision", real_log)
+        monkeypatch.setattr(SQLTransaction, "log_decisions", real_log)
 
         # Nothing of the failed writes landed: no record, no entry, no redaction.
         assert [r.text for r in mem.records("u")] == [OTHERS[0]]

@@ -290,3 +290,45 @@ def test_one_place_adds_every_command_group() -> None:
 
     (every,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert set(every.choices) == added, f"left out: {added - set(every.choices)}"
+
+
+def test_the_write_path_runs_downward() -> None:
+    """The writer and the stores below it call nothing above them: they import no part of
+    ``AgentMemory``, the cache or a view, and take no function to call back (the loop in
+    ``access.MemoryCore._batch`` calls the decision, then the writer, then the view)."""
+    import inspect
+    import typing
+
+    graph = import_graph()
+    above = (*MEMORY, "cache", "view", "transfer", "steps", "integrations")
+    below = ["langchain_agentmem.ops"] + [
+        m for m in graph if _under(m, "langchain_agentmem.backends")
+    ]
+    bad = {
+        (m, t)
+        for m in below
+        for t in graph[m]
+        if any(_under(t, f"langchain_agentmem.{up}") for up in above)
+    }
+    assert not bad, f"the writer or a store reaches up: {sorted(bad)}"
+    callbacks = []
+    interface = ("ops", "backends.base", "backends.sql_transaction")  # what the loop calls
+    for name in (f"langchain_agentmem.{m}" for m in interface):
+        module = importlib.import_module(name)
+        for _, member in inspect.getmembers(module):
+            if getattr(member, "__module__", None) != name:
+                continue
+            functions = [member] if inspect.isfunction(member) else []
+            if inspect.isclass(member):
+                functions = [f for _, f in inspect.getmembers(member, inspect.isfunction)]
+            for fn in functions:
+                try:
+                    hints = {k: str(v) for k, v in typing.get_type_hints(fn).items()}
+                except NameError:  # a name imported for type checking only
+                    hints = {k: str(v) for k, v in fn.__annotations__.items()}
+                callbacks += [
+                    f"{name}.{fn.__qualname__}({param})"
+                    for param, hint in hints.items()
+                    if param != "return" and "Callable" in hint
+                ]
+    assert not callbacks, f"the writer or a store takes a callback: {callbacks}"
