@@ -357,16 +357,21 @@ def test_megabyte_text_with_the_real_model(
     # ~23,000 distinct sentences: the record's vector reads MAX_SENTENCES of them, not all.
     huge = "".join(f"My name is Alice and game {i} was chess. " for i in range(MB // 30))[:MB]
     sent: list[int] = []
-    embed_array = embeddings.embed_array
+    embed_array, embed_packed = embeddings.embed_array, embeddings.embed_packed
 
     def counted(texts: list[str]) -> Any:
         sent.append(len(texts))
         return embed_array(texts)
 
+    def counted_packed(texts: list[str]) -> Any:
+        sent.append(len(texts))
+        return embed_packed(texts)  # packed in one pass, or (too many tokens) batched
+
     monkeypatch.setattr(embeddings, "embed_array", counted)
+    monkeypatch.setattr(embeddings, "embed_packed", counted_packed)
     with AgentMemory(store_url, embeddings=embeddings) as mem:
         (op,) = mem.add(huge, namespace="alice")
-        assert sent == [1 + MAX_SENTENCES]
+        assert sent and all(n == 1 + MAX_SENTENCES for n in sent)
         mem.add("I live in Paris.", namespace="alice")
         assert mem.get(op.record_ids[0], namespace="alice").text == huge
         assert mem.search("What is my name?", namespace="alice", k=1)[0].id == op.record_ids[0]
