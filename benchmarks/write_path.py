@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from release_cost import ROOT, unpack  # noqa: E402
+from release_cost import ROOT, unpack
 
 BLOCK = 25
 """Turns per block of the ingest measure (adds and bare embeddings alternate)."""
@@ -60,7 +60,9 @@ def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
     """Records per second of a bare ``executemany`` of ``n`` rows, SQLite (and PostgreSQL)."""
     texts, metas, emb = _bulk_rows(n)
     blobs = [np.asarray(v, dtype="<f4").tobytes() for v in emb.embed_documents(texts)]
-    rows = [(uuid.uuid4().hex, t, json.dumps(m), b) for t, m, b in zip(texts, metas, blobs)]
+    rows = [
+        (uuid.uuid4().hex, t, json.dumps(m), b) for t, m, b in zip(texts, metas, blobs, strict=True)
+    ]
     con = sqlite3.connect(tmp / "bare.db", isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
@@ -76,7 +78,9 @@ def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
 
         with psycopg.connect(pg.split("?")[0]) as pcon:
             table = f"bare_{uuid.uuid4().hex[:8]}"
-            pcon.execute(f"CREATE TABLE {table} (id TEXT UNIQUE, ns TEXT, text TEXT, meta TEXT, e BYTEA)")
+            pcon.execute(
+                f"CREATE TABLE {table} (id TEXT UNIQUE, ns TEXT, text TEXT, meta TEXT, e BYTEA)"
+            )
             pcon.commit()
             t0 = time.perf_counter()
             with pcon.cursor() as cur:
