@@ -35,6 +35,7 @@ import time
 import uuid
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -227,13 +228,12 @@ def bench_threads(pg: str, adds: int) -> list[str]:
 
 
 # -- 3. add_many against executemany --------------------------------------------------------
-def bench_bulk(n: int, tmp: Path) -> list[str]:
-    texts = [note(7, i) for i in range(n)]
-    metas = [{"source": "import", "i": i} for i in range(n)]
-    emb = HashEmbeddings()
-    vectors = emb.embed_documents(texts)
+def bare_executemany(
+    texts: list[str], metas: list[dict[str, Any]], vectors: list[list[float]], path: Path
+) -> float:
+    """Records per second of a bare ``sqlite3`` ``executemany`` of the rows, one transaction."""
     blobs = [np.asarray(v, dtype="<f4").tobytes() for v in vectors]
-    con = sqlite3.connect(tmp / "bare.db", isolation_level=None)
+    con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
     con.execute("CREATE TABLE r (id TEXT UNIQUE, ns TEXT, text TEXT, meta TEXT, e BLOB)")
@@ -247,8 +247,17 @@ def bench_bulk(n: int, tmp: Path) -> list[str]:
         ],
     )
     con.execute("COMMIT")
-    bare = n / (time.perf_counter() - t0)
+    rate = len(texts) / (time.perf_counter() - t0)
     con.close()
+    return rate
+
+
+def bench_bulk(n: int, tmp: Path) -> list[str]:
+    texts = [note(7, i) for i in range(n)]
+    metas = [{"source": "import", "i": i} for i in range(n)]
+    emb = HashEmbeddings()
+    vectors = emb.embed_documents(texts)
+    bare = bare_executemany(texts, metas, vectors, tmp / "bare.db")
     lines = [f"-- SQLite: {n} records into one namespace in one call"]
     lines.append(f"bare sqlite3 executemany, one transaction: {bare:>10,.0f} records/s   1.00x")
     for policy, capacity in (("keep_all", None), ("fifo", n // 2)):

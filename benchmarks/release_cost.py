@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +104,21 @@ def unpack(revision: str, into: Path) -> Path:
     return into
 
 
+def interleaved(
+    revisions: Sequence[str], rounds: int, run: Callable[[Path], dict[str, float]]
+) -> dict[str, list[dict[str, float]]]:
+    """``run`` on this tree and each revision (unpacked), ``rounds`` times, trees interleaved."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"this tree": ROOT}
+        for revision in revisions:
+            trees[revision] = unpack(revision, Path(tmp) / revision)
+        runs: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
+        for _ in range(rounds):
+            for label, path in trees.items():
+                runs[label].append(run(path))
+    return runs
+
+
 def run_tree(path: Path, data: Path, turns: int) -> dict[str, float]:
     """``measure`` in a fresh process importing the package from ``path``."""
     env = {**os.environ, "PYTHONPATH": str(path)}
@@ -130,14 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child:
         print(json.dumps(measure(args.data, args.turns)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        trees = {"this tree": ROOT}
-        for revision in args.against:
-            trees[revision] = unpack(revision, Path(tmp) / revision)
-        runs: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
-        for _ in range(args.rounds):
-            for label, path in trees.items():
-                runs[label].append(run_tree(path, args.data, args.turns))
+    runs = interleaved(args.against, args.rounds, lambda p: run_tree(p, args.data, args.turns))
     lines = []
     for what, bare, name in (("add", "bare", "p50"), ("search", "bare search", "p95")):
         head = f"{what} {name} ms"

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from release_cost import ROOT, unpack
+from release_cost import interleaved
 
 BLOCK = 25
 """Turns per block of the ingest measure (adds and bare embeddings alternate)."""
@@ -59,20 +58,10 @@ def _bulk_rows(n: int) -> tuple[list[str], list[dict[str, Any]], Any]:
 def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
     """Records per second of a bare ``executemany`` of ``n`` rows, SQLite (and PostgreSQL)."""
     texts, metas, emb = _bulk_rows(n)
-    blobs = [np.asarray(v, dtype="<f4").tobytes() for v in emb.embed_documents(texts)]
-    rows = [
-        (uuid.uuid4().hex, t, json.dumps(m), b) for t, m, b in zip(texts, metas, blobs, strict=True)
-    ]
-    con = sqlite3.connect(tmp / "bare.db", isolation_level=None)
-    con.execute("PRAGMA journal_mode = WAL")
-    con.execute("PRAGMA synchronous = NORMAL")
-    con.execute("CREATE TABLE r (id TEXT UNIQUE, ns TEXT, text TEXT, meta TEXT, e BLOB)")
-    t0 = time.perf_counter()
-    con.execute("BEGIN")
-    con.executemany("INSERT INTO r VALUES (?, 'u', ?, ?, ?)", rows)
-    con.execute("COMMIT")
-    out = {"sqlite": n / (time.perf_counter() - t0)}
-    con.close()
+    from many_users import bare_executemany
+
+    vectors = emb.embed_documents(texts)
+    out = {"sqlite": bare_executemany(texts, metas, vectors, tmp / "bare.db")}
     if pg:
         import psycopg
 
@@ -83,6 +72,11 @@ def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
             )
             pcon.commit()
             t0 = time.perf_counter()
+            blobs = [np.asarray(v, dtype="<f4").tobytes() for v in vectors]
+            rows = [
+                (uuid.uuid4().hex, t, json.dumps(m), b)
+                for t, m, b in zip(texts, metas, blobs, strict=True)
+            ]
             with pcon.cursor() as cur:
                 cur.executemany(f"INSERT INTO {table} VALUES (%s, 'u', %s, %s, %s)", rows)
             pcon.commit()
@@ -227,14 +221,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child:
         print(json.dumps(measure(args.data, args.turns, args.bulk, args.pg)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        trees = {"this tree": ROOT}
-        for revision in args.against:
-            trees[revision] = unpack(revision, Path(tmp) / revision)
-        runs: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
-        for _ in range(args.rounds):
-            for label, path in trees.items():
-                runs[label].append(run_tree(path, args))
+    runs = interleaved(args.against, args.rounds, lambda path: run_tree(path, args))
     command = "python benchmarks/write_path.py --data {} {}{}--out {}".format(
         args.data,
         "".join(f"--against {r} " for r in args.against),
