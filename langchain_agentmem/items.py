@@ -15,7 +15,15 @@ from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.types import NEVER, Candidate, MemoryOp, MemoryRecord, OpKind, Vector
+from langchain_agentmem.types import (
+    NEVER,
+    Candidate,
+    MemoryOp,
+    MemoryRecord,
+    OpKind,
+    Vector,
+    with_embedding,
+)
 from langchain_agentmem.validation import (
     Limits,
     check_metadata,
@@ -194,10 +202,7 @@ def put_candidates(
 
 def with_vectors(items: Sequence[Candidate], vectors: Iterable[Vector]) -> list[Candidate]:
     """The items with their embeddings filled in, in order."""
-    return [
-        dataclasses.replace(item, embedding=vector)
-        for item, vector in zip(items, vectors, strict=True)
-    ]
+    return [with_embedding(item, vector) for item, vector in zip(items, vectors, strict=True)]
 
 
 def update_args(

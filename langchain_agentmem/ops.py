@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,12 +14,13 @@ from langchain_agentmem.backends.base import (
     Backend,
     Expiry,
     LogEntry,
+    NewRecord,
     RecordRow,
     Transaction,
 )
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.replies import REPLY_TO
-from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch
+from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch, with_embedding
 
 EXPIRY_POLICY = "expiry"
 """Policy name logged for records deleted because they expired."""
@@ -116,7 +117,7 @@ def apply_batch(
 
 def without_embeddings(ops: Sequence[MemoryOp]) -> list[MemoryOp]:
     """``ops`` as returned to callers: vectors left in the store."""
-    return [replace(op, embedding=None) if op.embedding is not None else op for op in ops]
+    return [with_embedding(op, None) if op.embedding is not None else op for op in ops]
 
 
 _ABSENT = object()
@@ -131,10 +132,12 @@ class Writer:
     a record is updated or deleted, every earlier entry naming it loses its text, so
     forgetting a record forgets it in the log too; NOOP and DELETE entries never keep text.
 
-    Audit entries are written together (before any statement that reads or redacts them,
-    and at :meth:`finish`); which ids the namespace holds is asked once for ``expected``
-    (the ids a batch is about to add) and then followed op by op, so a batch of ADDs costs
-    one insert per record.
+    New records and audit entries are written together, each kind in one statement (before
+    any other statement, which may read them, and at :meth:`finish`); each new record's
+    store key is handed out when it is added (keys for all of ``expected`` asked for at
+    once), so the view can index it before it is written. Which ids the namespace holds is
+    asked once for ``expected`` (the ids a batch is about to add) and then followed op by
+    op, so a batch of ADDs costs a few statements, not a few per record.
     """
 
     def __init__(self, tx: Transaction, namespace: str, expected: Sequence[str] = ()) -> None:
@@ -145,6 +148,12 @@ class Writer:
         """The namespace's embedding length, once an op carried one."""
         self._last_seq = 0
         self._entries: list[LogEntry] = []
+        self._rows: list[NewRecord] = []
+        """Records added, not yet written."""
+        self._rids: list[int] = []
+        """Store keys handed out by the transaction, not yet used (last first)."""
+        self._unasked = len(expected)
+        """How many of ``expected`` have no key asked for yet."""
         self._stored: dict[str, object] = dict.fromkeys(expected, _ABSENT)
         """Ids whose state is known: their expiry (``None``: never), or ``_ABSENT``."""
         if expected:
@@ -184,6 +193,9 @@ class Writer:
         return state
 
     def _flush(self) -> None:
+        if self._rows:
+            self.tx.insert_records(self.namespace, self._rows)
+            self._rows = []
         if self._entries:
             self._last_seq = self.tx.log_decisions(namespace=self.namespace, entries=self._entries)
             self._entries = []
@@ -191,7 +203,7 @@ class Writer:
     def _apply(self, op: MemoryOp, now: float, applied: Applied) -> None:
         moves_text = op.kind is OpKind.DELETE or (op.kind is OpKind.UPDATE and op.text is not None)
         if op.kind is not OpKind.ADD and op.kind is not OpKind.NOOP:
-            self._flush()  # what follows reads or redacts the log
+            self._flush()  # what follows reads or changes the records and the log
         # Copies of the text it held as what another record replies to go with it
         # (found now, while it is there; dropped once the op is applied).
         copies = (
@@ -234,19 +246,30 @@ class Writer:
             self._log(applied[-1], now)
         created = to_epoch(op.timestamp, now)
         expires = expiry_epoch(op.expires_at)
-        rid = self.tx.insert_record(
-            record_id=record_id,
-            namespace=self.namespace,
-            thread=op.thread,
-            text=op.text,
-            metadata=dict(op.metadata or {}),
-            embedding=op.embedding,
-            created_at=created,
-            updated_at=to_epoch(op.updated_at, created),
-            expires_at=expires,
+        rid = self._new_rid()
+        self._rows.append(
+            NewRecord(
+                rid,
+                record_id,
+                op.thread,
+                op.text,
+                dict(op.metadata or {}),
+                op.embedding,
+                created,
+                to_epoch(op.updated_at, created),
+                expires,
+            )
         )
         self._stored[record_id] = expires
         return rid
+
+    def _new_rid(self) -> int:
+        """A store key for a new record (asked for the rest of ``expected`` at once)."""
+        if not self._rids:
+            count = max(1, self._unasked)
+            self._unasked = max(0, self._unasked - count)
+            self._rids = self.tx.new_rids(count)[::-1]
+        return self._rids.pop()
 
     def _update(self, op: MemoryOp, now: float) -> None:
         if op.text is None and op.embedding is None and op.metadata is not None:

@@ -122,26 +122,33 @@ class NamespaceView(Indexed):
 
     def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
         """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
-        dims = int(row.embedding.shape[0])
+        self._check_dimensions(row.id, row.namespace, int(row.embedding.shape[0]))
+        if dense:
+            self.flush()
+            self.dense.add([row.rid], row.embedding.reshape(1, -1))
+        # The vector lives in the dense index (or ``pending``): not a second copy here.
+        row = copy.copy(row)
+        object.__setattr__(row, "embedding", _NO_VECTOR)
+        self._keep(row, terms)
+
+    def _check_dimensions(self, record_id: str, namespace: str, dims: int) -> None:
+        """Make the dense index on the first record; refuse a vector of another length."""
         if self.index is None:
             self.index = DenseIndex(dims, hnsw_threshold=self.config.hnsw_threshold)
         elif self.index.dimensions != dims:
             raise InvalidInputError(
-                f"record {row.id!r} has a {dims}-dim embedding but namespace "
-                f"{row.namespace!r} holds {self.index.dimensions}-dim ones; use the same "
+                f"record {record_id!r} has a {dims}-dim embedding but namespace "
+                f"{namespace!r} holds {self.index.dimensions}-dim ones; use the same "
                 "embedding model for one store, or open a new store"
             )
-        if dense:
-            self.flush()
-            self.index.add([row.rid], row.embedding.reshape(1, -1))
+
+    def _keep(self, row: RecordRow, terms: Counter[str] | None) -> None:
+        """Hold and index the text side of ``row`` (its vector already placed)."""
         self._index_row(row, terms)
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):
             self.next_expiry = row.expires_at
-        # The vector lives in the dense index (or ``pending``): not a second copy here.
-        row = copy.copy(row)
-        object.__setattr__(row, "embedding", _NO_VECTOR)
         self.rid_of[row.id] = row.rid
         self._forget_speaker(self.rows.get(row.rid))
         self.rows[row.rid] = row
@@ -297,6 +304,8 @@ class NamespaceView(Indexed):
                 created = to_epoch(op.timestamp, at)
                 # An expired record of the same id gave it up in the same transaction.
                 self.drop(op.record_ids[0])
+                vector = np.asarray(op.embedding, dtype=np.float32)
+                self._check_dimensions(op.record_ids[0], namespace, int(vector.shape[0]))
                 row = RecordRow(
                     rid=next(keys),
                     id=op.record_ids[0],
@@ -304,15 +313,15 @@ class NamespaceView(Indexed):
                     thread=op.thread,
                     text=op.text,
                     metadata=as_stored(op.metadata or {}),
-                    embedding=np.asarray(op.embedding, dtype=np.float32),
+                    embedding=_NO_VECTOR,
                     created_at=created,
                     updated_at=to_epoch(op.updated_at, created),
                     last_accessed_at=None,
                     access_count=0,
                     expires_at=expiry_epoch(op.expires_at),
                 )
-                self.put(row, dense=False, terms=None if terms is None else terms.get(row.id))
-                self.pending[row.rid] = row.embedding
+                self.pending[row.rid] = vector
+                self._keep(row, None if terms is None else terms.get(row.id))
             elif op.kind is OpKind.UPDATE and op.text is None:
                 assert op.metadata is not None  # a change of metadata alone
                 for record_id in op.record_ids:

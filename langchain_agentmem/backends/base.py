@@ -76,6 +76,21 @@ class LogEntry(NamedTuple):
     at: float
 
 
+class NewRecord(NamedTuple):
+    """A record to insert (see :meth:`Transaction.insert_records`)."""
+
+    rid: int
+    """Its store key, from :meth:`Transaction.new_rids`."""
+    id: str
+    thread: str | None
+    text: str
+    metadata: dict[str, Any]
+    embedding: Vector
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+
+
 class Transaction(abc.ABC):
     """Writes inside one store transaction: the ops an ``ops.Writer`` applies (the one
     place ops reach a store) and, for an import, the checks and messages of ``transfer``."""
@@ -85,6 +100,15 @@ class Transaction(abc.ABC):
         """Serialise writers of ``namespace`` until this transaction ends."""
 
     @abc.abstractmethod
+    def new_rids(self, count: int) -> list[int]:
+        """``count`` store keys no record of the store has held, for this transaction's
+        :meth:`insert_records` (keys left unused are never handed out again)."""
+
+    @abc.abstractmethod
+    def insert_records(self, namespace: str, rows: Sequence[NewRecord]) -> None:
+        """Insert records, in one statement where the store allows; each id must not exist in
+        ``namespace`` yet and each key must come from :meth:`new_rids`."""
+
     def insert_record(
         self,
         *,
@@ -98,11 +122,17 @@ class Transaction(abc.ABC):
         updated_at: float | None = None,
         expires_at: float | None = None,
     ) -> int:
-        """Insert a record; the id must not exist in ``namespace`` yet (``updated_at``
-        defaults to created).
+        """Insert one record (``updated_at`` defaults to created).
 
         Returns its store key (``rid``).
         """
+        (rid,) = self.new_rids(1)
+        updated = created_at if updated_at is None else updated_at
+        row = NewRecord(
+            rid, record_id, thread, text, metadata, embedding, created_at, updated, expires_at
+        )
+        self.insert_records(namespace, [row])
+        return rid
 
     @abc.abstractmethod
     def update_record(

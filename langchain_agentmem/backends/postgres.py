@@ -249,6 +249,17 @@ class PostgresBackend(SQLBackend):
     def __repr__(self) -> str:
         return f"PostgresBackend({self.url!r})"
 
+    given_rid = " OVERRIDING SYSTEM VALUE"
+
+    def new_rids(self, cur: Cursor, count: int, *, after: int) -> list[int]:
+        # Keys come from the column's own sequence: never handed out twice, whoever asks.
+        cur.execute(
+            "SELECT nextval(pg_get_serial_sequence('agentmem_records', 'rid')) "
+            "FROM generate_series(1, %s)",
+            (count,),
+        )
+        return sorted(int(row[0]) for row in cur.fetchall())
+
     def serialise_writers(self, cur: Cursor, key: str) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 

@@ -125,6 +125,14 @@ class SQLBackend(Backend):
         """The driver's value for an embedding column."""
         return to_blob(vector)
 
+    given_rid = ""
+    """What an INSERT says between its columns and ``VALUES`` to set ``rid`` itself."""
+
+    @abc.abstractmethod
+    def new_rids(self, cur: Cursor, count: int, *, after: int) -> list[int]:
+        """``count`` record keys never used in this store, each above ``after`` (the last key
+        this transaction was handed), inside the write transaction of ``cur``."""
+
     def serialise_writers(self, cur: Cursor, key: str) -> None:
         """Make writers of ``key`` (a namespace's records, a thread) commit one at a time.
 

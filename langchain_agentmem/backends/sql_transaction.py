@@ -7,7 +7,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_agentmem.backends.base import KEEP, Expiry, LogEntry, RecordRow, Transaction
+from langchain_agentmem.backends.base import (
+    KEEP,
+    Expiry,
+    LogEntry,
+    NewRecord,
+    RecordRow,
+    Transaction,
+)
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
 from langchain_agentmem.replies import REPLY_TO
@@ -27,6 +34,8 @@ class SQLTransaction(Transaction):
         self._b = backend
         self._cur = cur
         self._serialised: set[str] = set()
+        self._last_rid = 0
+        """The highest key :meth:`new_rids` handed out (not yet inserted, perhaps)."""
 
     def _serialise(self, namespace: str) -> None:
         """Take the namespace's writer lock once per transaction, before its first write."""
@@ -41,37 +50,38 @@ class SQLTransaction(Transaction):
         self._cur.execute(self._b.q(sql), tuple(params))
         return self._cur
 
-    def insert_record(
-        self,
-        *,
-        record_id: str,
-        namespace: str,
-        thread: str | None,
-        text: str,
-        metadata: dict[str, Any],
-        embedding: Vector,
-        created_at: float,
-        updated_at: float | None = None,
-        expires_at: float | None = None,
-    ) -> int:
+    def new_rids(self, count: int) -> list[int]:
+        rids = self._b.new_rids(self._cur, count, after=self._last_rid)
+        if rids:
+            self._last_rid = max(self._last_rid, rids[-1])
+        return rids
+
+    def insert_records(self, namespace: str, rows: Sequence[NewRecord]) -> None:
+        if not rows:
+            return
         self._serialise(namespace)
-        cur = self._exec(
-            "INSERT INTO agentmem_records (id, namespace, thread, text, metadata, embedding, "
-            "created_at, updated_at, access_count, expires_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING rid",
-            (
-                record_id,
-                namespace,
-                thread,
-                text,
-                dump_json(metadata),
-                self._b.blob(embedding),
-                created_at,
-                created_at if updated_at is None else updated_at,
-                expires_at,
+        self._cur.executemany(
+            self._b.q(
+                "INSERT INTO agentmem_records (rid, id, namespace, thread, text, metadata, "
+                f"embedding, created_at, updated_at, access_count, expires_at){self._b.given_rid} "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)"
             ),
+            [
+                (
+                    row.rid,
+                    row.id,
+                    namespace,
+                    row.thread,
+                    row.text,
+                    dump_json(row.metadata),
+                    self._b.blob(row.embedding),
+                    row.created_at,
+                    row.updated_at,
+                    row.expires_at,
+                )
+                for row in rows
+            ],
         )
-        return int(cur.fetchone()[0])
 
     def update_record(
         self,

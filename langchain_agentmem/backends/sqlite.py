@@ -181,6 +181,18 @@ class SQLiteBackend(SQLBackend):
             finally:
                 cur.close()
 
+    def new_rids(self, cur: Cursor, count: int, *, after: int) -> list[int]:
+        # BEGIN IMMEDIATE: no other writer until commit. Above every key the table holds
+        # and every key it ever held (AUTOINCREMENT's sqlite_sequence), and above the keys
+        # this transaction was handed before.
+        row = cur.execute(
+            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence "
+            "WHERE name = 'agentmem_records'), 0), "
+            "COALESCE((SELECT MAX(rid) FROM agentmem_records), 0))"
+        ).fetchone()
+        start = max(int(row[0]), after) + 1
+        return list(range(start, start + count))
+
     def truncate_log(self) -> bool:
         """Checkpoint the WAL into the file and truncate it (the old page images of deleted
         text live there until then); ``False`` when another process's reader kept it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.replies import asks
@@ -45,11 +46,19 @@ def lexical_counts(
     if terms is None:
         counts = Counter(tokenize(lexical_text(text, created_at, dates=dates)))
     else:  # the date in front tokenises apart from the text
-        counts = terms + Counter(tokenize(lexical_text("", created_at, dates=dates)))
+        counts = Counter(terms)
+        if dates and created_at is not None:
+            counts.update(_date_terms(int(created_at // 86400)))
     if reply_weight > 0 and asks(reply_to):
         for term, n in Counter(tokenize(reply_to)).items():
             counts[term] += reply_weight * n  # type: ignore[assignment]
     return counts
+
+
+@lru_cache(maxsize=4096)
+def _date_terms(day: int) -> Counter[str]:
+    """The terms of the date in front of a record written on UTC ``day`` (days since 1970)."""
+    return Counter(tokenize(lexical_text("", day * 86400.0, dates=True)))
 
 
 def lexical_text(text: str, created_at: float | None, *, dates: bool) -> str:

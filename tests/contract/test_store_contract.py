@@ -152,6 +152,33 @@ def test_ids_are_unique_per_namespace(mem: AgentMemory) -> None:
     assert [r.namespace for r in mem.admin_find_record("r1")] == ["a"]
 
 
+
+def test_store_keys_are_never_handed_out_twice(memory: AgentMemory) -> None:
+    """A batch's records take their keys before they are written (the view indexes them
+    first): keys stay unique across batches, namespaces and deletes of the newest record,
+    and a batch that fails leaves no record and no key in use."""
+    store = memory.backend
+
+    def keys(namespace: str) -> list[int]:
+        rows = store.get_records(namespace, [r.id for r in memory.records(namespace)])
+        return sorted(row.rid for row in rows)
+
+    memory.add_many(["one", "two", "three"], namespace="a", record_ids=["p", "q", "r"])
+    memory.add_many(["four", "five"], namespace="b")
+    newest = max(keys("a") + keys("b"))
+    memory.delete(memory.records("b")[-1].id, namespace="b")
+    with pytest.raises(InvalidInputError, match="already exists"):
+        memory.add_many(["six", "seven"], namespace="a", record_ids=["x", "q"])
+    assert "x" not in [r.id for r in memory.records("a")]
+    memory.add_many(["eight", "nine"], namespace="a", record_ids=["x", "y"])
+    later = keys("a")[-2:]
+    assert min(later) > newest and len(set(keys("a") + keys("b"))) == 6
+    with store.transaction() as tx:
+        first, second = tx.new_rids(3), tx.new_rids(2)
+    assert len(set(first + second)) == 5 and min(first + second) > max(later)
+    assert memory.search("nine", namespace="a", k=1)[0].id == "y"
+
+
 def test_a_record_is_claimed_for_annotation_by_one_holder(memory: AgentMemory) -> None:
     (op,) = memory.add("I live in Lyon.", namespace="u")
     memory.add("Bob likes trains.", namespace="v", record_id=op.record_ids[0])
