@@ -4,13 +4,14 @@ A write returns before its record is annotated: :class:`Annotator` keeps a queue
 records to annotate and works through it in one daemon thread: one labelling call per record
 (:func:`~langchain_agentmem.annotations.request`), then one judging call for each earlier
 statement it may replace (:func:`~langchain_agentmem.annotations.judge_request`; at most
-:data:`~langchain_agentmem.writes.JUDGED`, none when there is no candidate). Nothing is
+:data:`~langchain_agentmem.judging.JUDGED`, none when there is no candidate). Nothing is
 stored of the queue: a record is waiting exactly when it is a statement without a current
 annotation, so whatever a closed or crashed process left is found again when its namespace
-is next loaded. Before its calls a record is claimed in the store (:data:`Claim`), so
-processes sharing a namespace annotate each statement once. A model error, a timeout or an
-answer that does not parse leaves the record as it was, is logged once and tried again
-later (doubling waits, :data:`RETRY_WAITS`), never failing a write.
+is next loaded. Before its calls a record is claimed in the store
+(:meth:`AnnotationStore.claim`), so processes sharing a namespace annotate each statement
+once. A model error, a timeout or an answer that does not parse leaves the record as it
+was, is logged once and tried again later (doubling waits, :data:`RETRY_WAITS`), never
+failing a write.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -55,7 +56,7 @@ DEFAULT_TIMEOUT = 60.0
 
 LEASE_CALLS = 4
 """Calls a claim on annotating a record lasts for (each at most the call timeout): the
-labelling call, the judging calls (:data:`~langchain_agentmem.writes.JUDGED`) and a spare."""
+labelling call, the judging calls (:data:`~langchain_agentmem.judging.JUDGED`) and a spare."""
 
 HELD_WAIT = 5.0
 """Seconds before a record another process is annotating is looked at again (annotated by
@@ -130,24 +131,38 @@ class _Pending:
     tries: int = 0
 
 
-Write = Callable[[str, str, str, Notes, str, Sequence[tuple[str, str]]], object]
-"""Stores an annotation: ``(namespace, record_id, text, notes, model name, links)``, each
-link ``(replaced record id, reason)``."""
+class AnnotationStore(Protocol):
+    """What an :class:`Annotator` claims, reads and writes through (a memory's is
+    :class:`~langchain_agentmem.judging.MemoryAnnotationStore`)."""
 
-Candidates = Callable[[str, str, str, Notes], Sequence[LinkCandidate]]
-"""The earlier statements a record may replace: ``(namespace, record_id, text, notes)``."""
+    def claim(self, namespace: str, record_id: str, text: str, seconds: float) -> bool | None:
+        """Take the claim on annotating a record for ``seconds``: True when granted, False
+        while another process holds it, ``None`` when there is nothing left to do
+        (annotated, changed or gone meanwhile)."""
+        ...
 
-Claim = Callable[[str, str, str, float], bool | None]
-"""Takes the claim on annotating a record for some seconds: ``(namespace, record_id, text,
-seconds)``; True when granted, False while another process holds it, ``None`` when there is
-nothing left to do (annotated, changed or gone meanwhile)."""
+    def release(self, namespace: str, record_id: str) -> None:
+        """Drop this annotator's claim on a record."""
+        ...
 
-Release = Callable[[str, str], None]
-"""Drops this annotator's claim on a record: ``(namespace, record_id)``."""
+    def store(
+        self,
+        namespace: str,
+        record_id: str,
+        text: str,
+        notes: Notes,
+        model: str,
+        links: Sequence[tuple[str, str]],
+    ) -> object:
+        """Store what ``model`` noted of a record whose text is still ``text``, with the
+        earlier statements it replaces (``links``, each ``(record id, reason)``)."""
+        ...
 
-
-def _no_candidates(namespace: str, record_id: str, text: str, notes: Notes) -> list[LinkCandidate]:
-    return []
+    def link_candidates(
+        self, namespace: str, record_id: str, text: str, notes: Notes
+    ) -> Sequence[LinkCandidate]:
+        """The earlier statements a record may replace, for the model to judge."""
+        ...
 
 
 class Annotator:
@@ -156,20 +171,14 @@ class Annotator:
     def __init__(
         self,
         model: BaseChatModel,
-        write: Write,
-        candidates: Candidates = _no_candidates,
+        store: AnnotationStore,
         *,
-        claim: Claim,
-        release: Release,
         timeout: float = DEFAULT_TIMEOUT,
         calls_per_minute: float | None = None,
     ) -> None:
         self.model = model
         self.name = model_name(model)
-        self._write = write
-        self._candidates = candidates
-        self._claim = claim
-        self._release = release
+        self._store = store
         self._timeout = timeout
         self._gap = 0.0 if not calls_per_minute else 60.0 / calls_per_minute
         self.lease = LEASE_CALLS * (timeout + self._gap)
@@ -342,12 +351,12 @@ class Annotator:
 
     def _let_go(self, namespace: str, record_id: str) -> None:
         try:
-            self._release(namespace, record_id)
+            self._store.release(namespace, record_id)
         except Exception as exc:  # the store closed or failed: the claim runs out by itself
             log.debug("could not release the claim on %r: %s", record_id, exc)
 
     def _annotate(self, item: _Pending) -> None:
-        granted = self._claim(item.namespace, item.record_id, item.text, self.lease)
+        granted = self._store.claim(item.namespace, item.record_id, item.text, self.lease)
         if granted is None:
             return  # annotated by another process, changed or gone meanwhile
         if not granted:
@@ -364,11 +373,12 @@ class Annotator:
         if notes is None:
             raise ValueError(f"the answer holds no annotation: {content[:80]!r}")
         links = []
-        for candidate in self._candidates(item.namespace, item.record_id, item.text, notes):
+        found = self._store.link_candidates(item.namespace, item.record_id, item.text, notes)
+        for candidate in found:
             self.judgements += 1
             if parse_judgement(self._ask(as_messages(judge_request(candidate.text, item.text)))):
                 links.append((candidate.record_id, candidate.why))
-        self._write(item.namespace, item.record_id, item.text, notes, self.name, links)
+        self._store.store(item.namespace, item.record_id, item.text, notes, self.name, links)
 
     def _ask(self, request: list[BaseMessage]) -> str:
         """One model call, paced by the rate limit and held while paused; its answer's

@@ -24,6 +24,7 @@ from langchain_agentmem.embeddings import resolve_embeddings
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.persist import IndexFiles
+from langchain_agentmem.judging import MemoryAnnotationStore
 from langchain_agentmem.messages import MemoryMessages
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
@@ -288,11 +289,4 @@ def _annotator(model: object, per_minute: object, memory: MemoryWrites) -> Annot
         raise InvalidInputError(
             f"model_calls_per_minute must be a number > 0 or None, got {per_minute!r}"
         )
-    return Annotator(
-        model,
-        memory._store_annotation,
-        memory._link_candidates,
-        claim=memory._claim_annotation,
-        release=memory._release_annotation,
-        calls_per_minute=per_minute,
-    )
+    return Annotator(model, MemoryAnnotationStore(memory), calls_per_minute=per_minute)

@@ -5,11 +5,14 @@ The body yields what it needs done, :class:`Embed` (texts through the embedding 
 :func:`run` does each step in place, :func:`arun` awaits the model's async methods and
 runs blocking work in a thread. A method and its ``a`` twin then differ in one line::
 
-    def add(self, text, *, namespace):
-        return run(self.embeddings, self._adding(text, namespace))
+    def search(self, query, *, namespace):
+        return run(self.embeddings, self._searching(query, namespace))
 
-    async def aadd(self, text, *, namespace):
-        return await arun(self.embeddings, self._adding(text, namespace))
+    async def asearch(self, query, *, namespace):
+        return await arun(self.embeddings, self._searching(query, namespace))
+
+Search uses it (its steps interleave embeddings, the store and a model call); a write reads
+top to bottom instead (check, embed, commit), each twin written out.
 """
 
 from __future__ import annotations

@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
-import numpy as np
-
 from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.annotations import (
-    ANNOTATION,
-    SAME_ATTRIBUTE,
-    Earlier,
-    Notes,
-    annotation,
-    current_annotation,
-    facts_of,
-    is_statement,
-    labels_of,
-    replaced,
-)
-from langchain_agentmem.annotator import LinkCandidate
-from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.embeddings import embed_records
+from langchain_agentmem.annotations import ANNOTATION, Notes, annotation, current_annotation
+from langchain_agentmem.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.items import (
@@ -45,10 +28,9 @@ from langchain_agentmem.items import (
     with_vectors,
 )
 from langchain_agentmem.ops import Lookup
-from langchain_agentmem.steps import Call, Embed, Steps, arun, run
-from langchain_agentmem.types import Candidate, MemoryOp, Vector
+from langchain_agentmem.types import Candidate, MemoryOp, Vector, with_embedding
 from langchain_agentmem.validation import check_record_id
-from langchain_agentmem.view import NamespaceView, speaker_of
+from langchain_agentmem.view import NamespaceView
 
 
 class MemoryWrites(MemoryCore):
@@ -86,61 +68,6 @@ class MemoryWrites(MemoryCore):
         ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
         return applied  # after it: UPDATEs of records that quoted its old text
 
-    def _link_candidates(
-        self, namespace: str, record_id: str, text: str, notes: Notes
-    ) -> list[LinkCandidate]:
-        """The earlier statements of a record's speaker it may make out of date, for the
-        model to judge: those that set one of its attributes to another value first, then
-        the closest in meaning (cosine :data:`JUDGE_MIN_COSINE` or more); at most
-        :data:`JUDGED`, and one close in meaning only when it shares a label or attribute
-        name with the record (names at cosine :data:`SAME_ATTRIBUTE` or more)."""
-        mine = set(notes.about) | set(notes.facts)
-        self._embed_names(mine, namespace)
-        with self._cache.lock(namespace):
-            view = self._live_view(namespace)
-            rid = view.rid_of.get(record_id)
-            if rid is None or view.rows[rid].text != text:
-                return []
-            row = view.rows[rid]
-            earlier = _earlier_statements(view, row)
-            if not earlier:
-                return []
-            vectors = view.embeddings([rid, *(other.rid for other in earlier)])
-        by_facts = dict(replaced(notes.facts, _earlier(earlier), self._same_attribute))
-        found = dict(by_facts)
-        about = " / ".join(dict.fromkeys((*notes.facts, *notes.about))) or "statement"
-        cosines = vectors[1:] @ vectors[0]
-        for i in np.argsort(-cosines, kind="stable").tolist():
-            if len(found) >= JUDGED or cosines[i] < JUDGE_MIN_COSINE:
-                break
-            found.setdefault(earlier[i].id, f"{about}: the model judged it replaced")
-        by_id = {other.id: other for other in earlier}
-        return [
-            LinkCandidate(old, by_id[old].text, why)
-            for old, why in list(found.items())[:JUDGED]
-            if old in by_facts or self._shares_name(mine, _names(by_id[old]))
-        ]
-
-    def _embed_names(self, names: set[str], namespace: str) -> None:
-        """Embed the attribute and label names of ``namespace`` not embedded yet."""
-        with self._cache.lock(namespace):
-            view = self._live_view(namespace)
-            known = {k for row in view.rows.values() for k in _names(row)}
-        missing = sorted(name for name in names | known if name not in self._label_vectors)
-        if missing:
-            self._remember_labels(missing, embed_records(self.embeddings, missing))
-
-    def _shares_name(self, mine: set[str], theirs: set[str]) -> bool:
-        """Whether two statements' labels and attribute names share one."""
-        return any(self._same_attribute(a, b) for a in mine for b in theirs)
-
-    def _same_attribute(self, a: str, b: str) -> bool:
-        """Whether two attribute names are one ("home city", "city of residence")."""
-        if a == b:
-            return True
-        va, vb = self._label_vectors.get(a), self._label_vectors.get(b)
-        return va is not None and vb is not None and float(va @ vb) >= SAME_ATTRIBUTE
-
     def _store_annotation(
         self,
         namespace: str,
@@ -168,123 +95,6 @@ class MemoryWrites(MemoryCore):
 
         (applied,) = self._write(namespace, [decide], sweep=False)
         return applied
-
-    def _claim_annotation(
-        self, namespace: str, record_id: str, text: str, seconds: float
-    ) -> bool | None:
-        """Claim a record for annotation by this memory for ``seconds`` (see
-        :data:`~langchain_agentmem.annotator.Claim`)."""
-        row = self.backend.get_record(namespace, record_id)
-        if row is None or row.text != text or current_annotation(row.metadata, text):
-            return None
-        now = time.time()
-        return self.backend.claim(namespace, record_id, self._holder, until=now + seconds, now=now)
-
-    def _release_annotation(self, namespace: str, record_id: str) -> None:
-        """Drop this memory's claim on annotating a record."""
-        self.backend.release(namespace, record_id, self._holder)
-
-    def _adding(
-        self,
-        text: str,
-        namespace: str,
-        thread: str | None,
-        metadata: dict[str, Any] | None,
-        timestamp: datetime | None,
-        record_id: str | None,
-        ttl: float | timedelta | None,
-        expires_at: datetime | None,
-    ) -> Steps[list[MemoryOp]]:
-        """:meth:`add` and :meth:`aadd`, as steps."""
-        expiry = check_expiry(ttl, expires_at)
-        item = make_candidate(
-            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
-        )
-        (vector,) = yield Embed((item.text,))
-        done: list[MemoryOp] = yield Call.of(
-            self._commit_add, dataclasses.replace(item, embedding=vector)
-        )
-        return done
-
-    def _updating(
-        self,
-        record_id: str,
-        text: str,
-        namespace: str,
-        metadata: dict[str, Any] | None,
-        ttl: float | timedelta | None,
-        expires_at: datetime | None,
-    ) -> Steps[MemoryOp]:
-        """:meth:`update` and :meth:`aupdate`, as steps."""
-        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
-        row = yield Call.of(self._owned, record_id, namespace)
-        (vector,) = yield Embed((text,))
-        done: MemoryOp = yield Call.of(
-            self._commit_update, row.namespace, row.id, text, vector, meta, expires
-        )
-        return done
-
-    def _putting(
-        self,
-        record_id: str,
-        text: str,
-        namespace: str,
-        thread: str | None,
-        metadata: dict[str, Any] | None,
-        ttl: float | timedelta | None,
-        expires_at: datetime | None,
-        embedding: Sequence[float] | Vector | None,
-    ) -> Steps[list[MemoryOp]]:
-        """:meth:`put` and :meth:`aput`, as steps."""
-        expiry = check_expiry(ttl, expires_at)
-        item = make_candidate(
-            self.limits, text, namespace, thread, metadata, None, record_id, expiry
-        )
-        if embedding is None:
-            (vector,) = yield Embed((item.text,))
-        else:
-            vector = check_vector(embedding)[0]
-        done: list[MemoryOp] = yield Call.of(
-            self._commit_put, dataclasses.replace(item, embedding=vector)
-        )
-        return done
-
-    def _adding_many(
-        self,
-        texts: Sequence[str],
-        namespace: str,
-        thread: str | None,
-        metadatas: Sequence[dict[str, Any] | None] | None,
-        record_ids: Sequence[str | None] | None,
-        ttl: float | timedelta | None,
-        expires_at: datetime | None,
-    ) -> Steps[list[list[MemoryOp]]]:
-        """:meth:`add_many` and :meth:`aadd_many`, as steps."""
-        expires = check_expiry(ttl, expires_at)
-        items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires
-        )
-        if not items:
-            return []
-        vectors = yield Embed(tuple(item.text for item in items))
-        done: list[list[MemoryOp]] = yield Call.of(self._commit_adds, with_vectors(items, vectors))
-        return done
-
-    def _putting_many(
-        self,
-        texts: Sequence[str],
-        namespace: str,
-        record_ids: Sequence[str],
-        metadatas: Sequence[dict[str, Any] | None] | None,
-        thread: str | None,
-    ) -> Steps[list[list[MemoryOp]]]:
-        """:meth:`put_many` and :meth:`aput_many`, as steps."""
-        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
-        if not items:
-            return []
-        vectors = yield Embed(tuple(item.text for item in items))
-        done: list[list[MemoryOp]] = yield Call.of(self._commit_puts, with_vectors(items, vectors))
-        return done
 
     def add(
         self,
@@ -314,10 +124,12 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
         """
-        return run(
-            self.embeddings,
-            self._adding(text, namespace, thread, metadata, timestamp, record_id, ttl, expires_at),
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
         )
+        (vector,) = embed_records(self.embeddings, [item.text])
+        return self._commit_add(with_embedding(item, vector))
 
     async def aadd(
         self,
@@ -332,10 +144,12 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`add`."""
-        return await arun(
-            self.embeddings,
-            self._adding(text, namespace, thread, metadata, timestamp, record_id, ttl, expires_at),
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
         )
+        (vector,) = await aembed_records(self.embeddings, [item.text])
+        return await asyncio.to_thread(self._commit_add, with_embedding(item, vector))
 
     def _commit_update(
         self,
@@ -372,9 +186,10 @@ class MemoryWrites(MemoryCore):
         Raises:
             RecordNotFoundError: no such record in ``namespace`` (or it expired).
         """
-        return run(
-            self.embeddings, self._updating(record_id, text, namespace, metadata, ttl, expires_at)
-        )
+        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
+        row = self._owned(record_id, namespace)
+        (vector,) = embed_records(self.embeddings, [text])
+        return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
 
     async def aupdate(
         self,
@@ -387,8 +202,11 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> MemoryOp:
         """Async :meth:`update`."""
-        return await arun(
-            self.embeddings, self._updating(record_id, text, namespace, metadata, ttl, expires_at)
+        text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
+        row = await asyncio.to_thread(self._owned, record_id, namespace)
+        (vector,) = await aembed_records(self.embeddings, [text])
+        return await asyncio.to_thread(
+            self._commit_update, row.namespace, row.id, text, vector, meta, expires
         )
 
     def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
@@ -446,10 +264,15 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied (UPDATE; for a new id its ADD, after the DELETEs that made room).
         """
-        return run(
-            self.embeddings,
-            self._putting(record_id, text, namespace, thread, metadata, ttl, expires_at, embedding),
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, None, record_id, expiry
         )
+        if embedding is None:
+            (vector,) = embed_records(self.embeddings, [item.text])
+        else:
+            vector = check_vector(embedding)[0]
+        return self._commit_put(with_embedding(item, vector))
 
     async def aput(
         self,
@@ -464,10 +287,15 @@ class MemoryWrites(MemoryCore):
         embedding: Sequence[float] | Vector | None = None,
     ) -> list[MemoryOp]:
         """Async :meth:`put`."""
-        return await arun(
-            self.embeddings,
-            self._putting(record_id, text, namespace, thread, metadata, ttl, expires_at, embedding),
+        expiry = check_expiry(ttl, expires_at)
+        item = make_candidate(
+            self.limits, text, namespace, thread, metadata, None, record_id, expiry
         )
+        if embedding is None:
+            (vector,) = await aembed_records(self.embeddings, [item.text])
+        else:
+            vector = check_vector(embedding)[0]
+        return await asyncio.to_thread(self._commit_put, with_embedding(item, vector))
 
     def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
         op = delete_op(record_id)
@@ -557,10 +385,14 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied for each text, in order.
         """
-        return run(
-            self.embeddings,
-            self._adding_many(texts, namespace, thread, metadatas, record_ids, ttl, expires_at),
+        expires = check_expiry(ttl, expires_at)
+        items = make_candidates(
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires
         )
+        if not items:
+            return []
+        vectors = embed_records(self.embeddings, [item.text for item in items])
+        return self._commit_adds(with_vectors(items, vectors))
 
     async def aadd_many(
         self,
@@ -574,10 +406,14 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
     ) -> list[list[MemoryOp]]:
         """Async :meth:`add_many`."""
-        return await arun(
-            self.embeddings,
-            self._adding_many(texts, namespace, thread, metadatas, record_ids, ttl, expires_at),
+        expires = check_expiry(ttl, expires_at)
+        items = make_candidates(
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires
         )
+        if not items:
+            return []
+        vectors = await aembed_records(self.embeddings, [item.text for item in items])
+        return await asyncio.to_thread(self._commit_adds, with_vectors(items, vectors))
 
     def put_many(
         self,
@@ -593,9 +429,11 @@ class MemoryWrites(MemoryCore):
         Returns:
             The ops applied for each text, in order.
         """
-        return run(
-            self.embeddings, self._putting_many(texts, namespace, record_ids, metadatas, thread)
-        )
+        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = embed_records(self.embeddings, [item.text for item in items])
+        return self._commit_puts(with_vectors(items, vectors))
 
     async def aput_many(
         self,
@@ -607,9 +445,11 @@ class MemoryWrites(MemoryCore):
         thread: str | None = None,
     ) -> list[list[MemoryOp]]:
         """Async :meth:`put_many`."""
-        return await arun(
-            self.embeddings, self._putting_many(texts, namespace, record_ids, metadatas, thread)
-        )
+        items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
+        if not items:
+            return []
+        vectors = await aembed_records(self.embeddings, [item.text for item in items])
+        return await asyncio.to_thread(self._commit_puts, with_vectors(items, vectors))
 
     def set_expiry(
         self,
@@ -672,41 +512,3 @@ class MemoryWrites(MemoryCore):
             expires_at=expires_at,
             versions=versions,
         )
-
-
-def _facts(row: RecordRow) -> dict[str, str]:
-    return facts_of(current_annotation(row.metadata, row.text))
-
-
-def _names(row: RecordRow) -> set[str]:
-    """A record's labels and attribute names (none before it is annotated)."""
-    note = current_annotation(row.metadata, row.text)
-    return set(labels_of(note)) | set(facts_of(note))
-
-
-JUDGED = 2
-"""Most earlier statements the model is asked about for one new statement (a judging call
-each; measured in ``benchmarks/results/annotations.txt``)."""
-
-JUDGE_MIN_COSINE = 0.3
-"""Least cosine of an earlier statement to a new one for the model to judge it when no
-fact of theirs names one attribute."""
-
-
-def _earlier_statements(view: NamespaceView, row: RecordRow) -> list[RecordRow]:
-    """The statements of ``row``'s speaker stored before it, oldest first."""
-    who = speaker_of(row.metadata)
-    found = [
-        other
-        for other in view.rows.values()
-        if other.rid != row.rid
-        and (other.created_at, other.rid) < (row.created_at, row.rid)
-        and speaker_of(other.metadata) == who
-        and is_statement(other.text, other.metadata)
-    ]
-    return sorted(found, key=lambda other: (other.created_at, other.rid))
-
-
-def _earlier(rows: Sequence[RecordRow]) -> list[Earlier]:
-    """The annotated ones of ``rows``, as replacement reads them."""
-    return [Earlier(row.id, facts) for row in rows if (facts := _facts(row))]

@@ -1,9 +1,9 @@
 """Which earlier statements the model is asked about: fewer, surer candidates for the judge.
 
 For each statement a chat model annotated, the model is asked whether it makes earlier
-statements of its speaker out of date: at most ``writes.JUDGED`` of them, those whose facts
+statements of its speaker out of date: at most ``judging.JUDGED`` of them, those whose facts
 set one of its attributes to another value first, then the closest in meaning (cosine
-``writes.JUDGE_MIN_COSINE`` or more). Before this experiment every such candidate was asked
+``judging.JUDGE_MIN_COSINE`` or more). Before this experiment every such candidate was asked
 about; the local 0.5B model says yes to about a third of the pairs it is shown, and most of
 its links join statements that change nothing. Each rule here asks about a subset of those
 candidates, so the model's answers come from the cache ``benchmarks/annotations.py``
@@ -18,7 +18,7 @@ Rules:
 - ``cosine >= c``: candidates by meaning need cosine ``c``;
 - ``shared label (shipped)``: a candidate by meaning must share a label or attribute name
   with the new statement (names at cosine ``annotations.SAME_ATTRIBUTE`` or more), as the
-  issue's "a handful of candidates that share a label" reads; the rule ``writes`` ships.
+  issue's "a handful of candidates that share a label" reads; the rule ``judging`` ships.
 
 Sets: the fact-change sets of ``annotations.py`` (``--n`` of each generated set, both
 hand-written ones), every turn kept, k=5; the rule is chosen on the mean over the six
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 import langchain_agentmem.annotator as annotator_module
-import langchain_agentmem.writes as writes
+import langchain_agentmem.judging as judging
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.annotations import Notes
 from langchain_agentmem.annotator import LinkCandidate
@@ -106,12 +106,12 @@ def _cosine(least: float) -> Keep:
 def _shared_label(
     memory: AgentMemory, namespace: str, text: str, notes: Notes, found: Found
 ) -> Found:
-    """The shipped rule, through the shipped pieces (``_shares_name``, ``writes._names``)."""
+    """The shipped rule, through the shipped pieces (``shares_name``, ``judging._names``)."""
     mine = set(notes.about) | set(notes.facts)
 
     def shares(c: LinkCandidate) -> bool:
         record = memory.backend.get_record(namespace, c.record_id)
-        return record is not None and _shares(memory, mine, writes._names(record))
+        return record is not None and _shares(mine, judging._names(record), memory._label_vectors)
 
     return [c for c in found if not c.why.endswith(BY_MEANING) or shares(c)]
 
@@ -128,8 +128,8 @@ RULES: dict[str, Keep] = {
     SHIP: _shared_label,
 }
 
-_shipped = writes.MemoryWrites._link_candidates
-_shares = writes.MemoryWrites._shares_name
+_shipped = judging.MemoryAnnotationStore.link_candidates
+_shares = judging.shares_name
 
 
 @contextmanager
@@ -137,20 +137,25 @@ def rule(keep: Keep) -> Iterator[None]:
     """Judge only the candidates ``keep`` leaves of every candidate (the rule before)."""
 
     def candidates(
-        self: AgentMemory, namespace: str, record_id: str, text: str, notes: Notes
+        self: judging.MemoryAnnotationStore,
+        namespace: str,
+        record_id: str,
+        text: str,
+        notes: Notes,
     ) -> list[LinkCandidate]:
-        return keep(self, namespace, text, notes, _shipped(self, namespace, record_id, text, notes))
+        found = _shipped(self, namespace, record_id, text, notes)
+        return keep(self.memory, namespace, text, notes, found)  # type: ignore[arg-type]
 
-    writes.MemoryWrites._link_candidates = candidates  # type: ignore[assignment,method-assign]
-    writes.MemoryWrites._shares_name = _any  # type: ignore[method-assign]  # every candidate
+    judging.MemoryAnnotationStore.link_candidates = candidates  # type: ignore[method-assign]
+    judging.shares_name = _any  # every candidate
     try:
         yield
     finally:
-        writes.MemoryWrites._link_candidates = _shipped  # type: ignore[method-assign]
-        writes.MemoryWrites._shares_name = _shares  # type: ignore[method-assign]
+        judging.MemoryAnnotationStore.link_candidates = _shipped  # type: ignore[method-assign]
+        judging.shares_name = _shares
 
 
-def _any(self: AgentMemory, mine: set[str], theirs: set[str]) -> bool:
+def _any(mine: set[str], theirs: set[str], label_vectors: Any) -> bool:
     return True
 
 

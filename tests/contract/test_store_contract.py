@@ -152,7 +152,6 @@ def test_ids_are_unique_per_namespace(mem: AgentMemory) -> None:
     assert [r.namespace for r in mem.admin_find_record("r1")] == ["a"]
 
 
-
 def test_store_keys_are_never_handed_out_twice(memory: AgentMemory) -> None:
     """A batch's records take their keys before they are written (the view indexes them
     first): keys stay unique across batches, namespaces and deletes of the newest record,

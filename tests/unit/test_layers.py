@@ -60,7 +60,17 @@ def test_rl_imports_nothing_from_bench() -> None:
     assert not bad, f"rl/ reaches up into bench/: {sorted(bad)}"
 
 
-MEMORY = ("memory", "access", "items", "reads", "writes", "messages", "userdata", "annotator")
+MEMORY = (
+    "memory",
+    "access",
+    "items",
+    "reads",
+    "writes",
+    "messages",
+    "userdata",
+    "annotator",
+    "judging",
+)
 """``AgentMemory``'s layer: ``memory`` and the modules its parts live in."""
 
 
@@ -332,3 +342,19 @@ def test_the_write_path_runs_downward() -> None:
                     if param != "return" and "Callable" in hint
                 ]
     assert not callbacks, f"the writer or a store takes a callback: {callbacks}"
+    # A write and its async twin read top to bottom (check, embed, commit): no driver
+    # resumes a generator of theirs from below.
+    assert "langchain_agentmem.steps" not in graph["langchain_agentmem.writes"]
+    writes = importlib.import_module("langchain_agentmem.writes").MemoryWrites
+    generators = [n for n, _ in inspect.getmembers(writes, inspect.isgeneratorfunction)]
+    assert not generators, f"writes written as generators of steps: {generators}"
+
+
+def test_the_annotator_is_handed_its_store() -> None:
+    """The annotator imports no part of ``AgentMemory``: it is handed an ``AnnotationStore``,
+    which ``judging`` builds over a memory (what the model judges), for ``memory`` alone."""
+    graph = import_graph()
+    parts = {f"langchain_agentmem.{m}" for m in MEMORY}
+    assert not graph["langchain_agentmem.annotator"] & parts, "the annotator reaches the memory"
+    users = {m for m, ts in graph.items() if "langchain_agentmem.judging" in ts}
+    assert users == {"langchain_agentmem.memory"}, f"judging is imported by {sorted(users)}"
