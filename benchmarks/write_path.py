@@ -13,6 +13,8 @@ runs in its own process, rounds interleaved, torch on one thread:
   memoised hashing embedder, so the model is out of the picture), beside a bare
   ``executemany`` of the same rows (id, namespace, text, metadata JSON, vector) in one
   transaction, on SQLite and, with ``--pg``, on PostgreSQL; records per second, and the ratio.
+- **tokens**: what the encoder reads for an add (the turn and its sentences) over what a
+  bare embedding reads (the turn), per turn, this tree.
 
 Usage::
 
@@ -161,6 +163,33 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
     return out
 
 
+def encoder_tokens(data: Path, turns: int) -> str:
+    """What the encoder reads for an add beside a bare embedding of the same turn (this
+    tree): the tokens of the text and its sentences over the text's, and how many turns
+    have sentences embedded apart."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.locomo import load_locomo, turn_text
+    from langchain_agentmem.sentences import sentences
+
+    tokenizer = SentenceTransformerEmbeddings().model.tokenizer
+    conv = load_locomo(data)[0][0]
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, truncation=True, max_length=256)["input_ids"])
+
+    ratios, split = [], 0
+    for text in [turn_text(t) for t in conv.turns][:turns]:
+        parts = sentences(text)
+        split += bool(parts)
+        ratios.append((count(text) + sum(map(count, parts))) / count(text))
+    return (
+        f"Tokens an add embeds (its text and its sentences) over a bare embedding's, this "
+        f"tree: median {statistics.median(ratios):.2f}, mean {statistics.mean(ratios):.2f}; "
+        f"{split / len(ratios):.0%} of the turns have two sentences or more."
+    )
+
+
 def run_tree(path: Path, args: argparse.Namespace) -> dict[str, float]:
     """``measure`` in a fresh process importing the package from ``path``."""
     import subprocess
@@ -234,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"rounds, trees interleaved, each in its own process; torch 1 thread. "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end."
     )
-    text = "\n".join([command, "", intro, "", *table(runs, bool(args.pg))]).rstrip() + "\n"
+    tokens = encoder_tokens(args.data, args.turns)
+    text = "\n".join([command, "", intro, "", *table(runs, bool(args.pg)), tokens]) + "\n"
     if args.out:
         args.out.write_text(text)
     print(text)
