@@ -44,11 +44,13 @@ if TYPE_CHECKING:
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies import MemoryPolicy, available_policies
     from langchain_agentmem.policies.learned import LearnedPolicy
+    from langchain_agentmem.quantized import QuantizedEmbeddings
     from langchain_agentmem.ranking import HybridConfig
     from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 
 _WHERE = {
     "SentenceTransformerEmbeddings": "langchain_agentmem.embeddings",
+    "QuantizedEmbeddings": "langchain_agentmem.quantized",
     "AgentMemoryError": "langchain_agentmem.errors",
     "InvalidInputError": "langchain_agentmem.errors",
     "InvalidTypeError": "langchain_agentmem.errors",
@@ -107,6 +109,7 @@ __all__ = [
     "MemoryPolicy",
     "MemoryRecord",
     "OpKind",
+    "QuantizedEmbeddings",
     "RecallState",
     "RecordNotFoundError",
     "SentenceTransformerEmbeddings",

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -134,6 +134,18 @@ class SentenceTransformerEmbeddings(Embeddings):
         return np.asarray(self._encode(list(texts)), dtype=np.float32)
 
 
+@runtime_checkable
+class ArrayEmbeddings(Protocol):
+    """An embedder that returns float32 matrices itself and packs a record's pieces in one
+    pass: :class:`SentenceTransformerEmbeddings` and ``QuantizedEmbeddings``."""
+
+    def embed_array(self, texts: list[str]) -> Vector:
+        """Texts to a float32 matrix."""
+
+    def embed_packed(self, texts: list[str]) -> Vector:
+        """A record's text and sentences to a float32 matrix, in one pass."""
+
+
 def resolve_embeddings(embeddings: Embeddings | str | os.PathLike[str] | None) -> Embeddings:
     """Turn the ``embeddings`` argument of ``AgentMemory`` into an ``Embeddings`` object."""
     if embeddings is None:
@@ -152,14 +164,19 @@ def embedding_model_name(embeddings: Embeddings) -> str:
     """A name for the model behind ``embeddings``: equal names mean comparable vectors.
 
     The bundled model is ``sentence-transformers/all-MiniLM-L6-v2``; another local model is
-    named by its folder; any other ``Embeddings`` by its class and its ``model`` (or
-    ``model_name``) attribute.
+    named by its folder; ``QuantizedEmbeddings`` by its ``model_name``
+    (``onnx-int8/all-MiniLM-L6-v2``: its vectors are close to the torch model's, not equal);
+    any other ``Embeddings`` by its class and its ``model`` (or ``model_name``) attribute.
     """
     if isinstance(embeddings, SentenceTransformerEmbeddings):
         path = Path(embeddings.model_path)
         if path == default_model_path():
             return "sentence-transformers/all-MiniLM-L6-v2"
         return f"sentence-transformers/{path.name}"
+    from langchain_agentmem.quantized import QuantizedEmbeddings
+
+    if isinstance(embeddings, QuantizedEmbeddings):
+        return embeddings.model_name
     cls = type(embeddings)
     name = f"{cls.__module__}.{cls.__qualname__}"
     model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
@@ -179,14 +196,14 @@ def normalize(matrix: Any) -> Vector:
 
 def embed_texts(embeddings: Embeddings, texts: list[str]) -> Vector:
     """Embed documents with any ``Embeddings`` as a normalised float32 matrix."""
-    if isinstance(embeddings, SentenceTransformerEmbeddings):
+    if isinstance(embeddings, ArrayEmbeddings):
         return normalize(embeddings.embed_array(texts))
     return normalize(embeddings.embed_documents(texts))
 
 
 def embed_query(embeddings: Embeddings, text: str) -> Vector:
     """Embed one query as a normalised float32 vector."""
-    if isinstance(embeddings, SentenceTransformerEmbeddings):
+    if isinstance(embeddings, ArrayEmbeddings):
         return normalize(embeddings.embed_array([text]))[0]  # type: ignore[no-any-return]
     return normalize(embeddings.embed_query(text))[0]  # type: ignore[no-any-return]
 
@@ -222,7 +239,7 @@ def embed_records(embeddings: Embeddings, texts: list[str], split: Split = sente
     divides into sentences (for measuring other rules).
     """
     batch, counts = _record_batch(texts, split)
-    if isinstance(embeddings, SentenceTransformerEmbeddings) and len(texts) == 1:
+    if len(texts) == 1 and isinstance(embeddings, ArrayEmbeddings):
         # One record: its text and sentences packed in one pass, not padded to the longest.
         return _record_vectors(normalize(embeddings.embed_packed(batch)), counts)
     return _record_vectors(embed_texts(embeddings, batch), counts)
@@ -234,7 +251,7 @@ async def aembed_records(
     """Async :func:`embed_records`: the texts are split off the event loop (a long text
     takes a while), and embedded through the embedder's own async path (the bundled
     model's in a thread, as :func:`embed_records` embeds them)."""
-    if isinstance(embeddings, SentenceTransformerEmbeddings):
+    if isinstance(embeddings, ArrayEmbeddings):
         return await asyncio.to_thread(embed_records, embeddings, texts, split)
     batch, counts = await asyncio.to_thread(_record_batch, texts, split)
     return _record_vectors(await aembed_texts(embeddings, batch), counts)

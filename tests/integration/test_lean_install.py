@@ -26,6 +26,7 @@ EXTRAS = {
     "classic": ("langchain_classic",),
     "mcp": ("mcp", "uvicorn", "starlette"),
     "bench": ("nltk",),
+    "onnx": ("onnxruntime", "onnx"),
 }
 """Each extra and the top-level modules of its packages (the bench extra's matplotlib is
 the rl extra's too, listed there)."""
@@ -39,6 +40,7 @@ IMPORTERS = {
     "classic": {"integrations.classic"},
     "mcp": {"integrations.mcp.server", "integrations.mcp.http"},
     "bench": {"bench.answer_scores"},
+    "onnx": {"quantized"},
 }
 """The package's modules that may import each extra's packages."""
 
@@ -139,7 +141,7 @@ def test_the_core_dependencies_leave_the_extras_out() -> None:
         for module in modules:
             assert module.replace("_", "-") not in core and module not in core, module
             assert module in listed or module.replace("_", "") in listed, (extra, module)
-    assert extras["all"] == ["langchain-agentmem[rl,postgres,classic,mcp,bench]"]
+    assert extras["all"] == ["langchain-agentmem[rl,postgres,classic,mcp,bench,onnx]"]
 
 
 def _imports(path: Path) -> set[str]:
@@ -187,6 +189,7 @@ def test_the_core_runs_without_any_extra(tmp_path: Path) -> None:
         ("rl", "import langchain_agentmem.rl.env"),
         ("rl", "from langchain_agentmem.bench.summary import plot_recall as p; p({}, 'x.png')"),
         ("bench", "from langchain_agentmem.bench.answer_scores import token_f1 as f; f('a', 'b')"),
+        ("onnx", "from langchain_agentmem import QuantizedEmbeddings; QuantizedEmbeddings()"),
     ],
 )
 def test_a_feature_without_its_extra_names_it(extra: str, code: str, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ EXPECTED_ALL = [
     "MemoryPolicy",
     "MemoryRecord",
     "OpKind",
+    "QuantizedEmbeddings",
     "RecallState",
     "RecordNotFoundError",
     "SentenceTransformerEmbeddings",
