@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -122,8 +121,10 @@ def with_embedding(item: _Frozen, embedding: Vector | None) -> _Frozen:
     """A copy of a frozen ``item`` (a :class:`Candidate` or :class:`MemoryOp`) with another
     ``embedding``: ``dataclasses.replace`` without re-running ``__init__``, several times
     cheaper for the writes of a batch (the vector is checked where it is stored)."""
-    copied = copy.copy(item)
-    object.__setattr__(copied, "embedding", embedding)
+    copied: _Frozen = object.__new__(type(item))
+    fields = copied.__dict__
+    fields.update(item.__dict__)
+    fields["embedding"] = embedding
     return copied
 
 
