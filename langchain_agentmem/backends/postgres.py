@@ -77,6 +77,10 @@ CREATE TABLE IF NOT EXISTS agentmem_claims (
     PRIMARY KEY (namespace, record_id)
 );
 """,
+    4: """
+CREATE INDEX IF NOT EXISTS agentmem_decisions_text ON agentmem_decisions (namespace)
+    WHERE text IS NOT NULL;
+""",
 }
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 

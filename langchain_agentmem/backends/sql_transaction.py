@@ -183,10 +183,16 @@ class SQLTransaction(Transaction):
         if not sources:
             return []
         since = min(float(s[2]) for s in sources)
+        # A copy is in the source's thread, stored after it: only those rows are read.
+        threads = {s[0] for s in sources}
+        named = sorted(t for t in threads if t is not None)
+        where = [f"thread IN ({', '.join('?' for _ in named)})"] if named else []
+        if None in threads:
+            where.append("thread IS NULL")
         rows = self._exec(
             f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
-            "AND created_at >= ? AND metadata LIKE ?",
-            (namespace, since, '%"' + REPLY_TO + '"%'),
+            f"AND created_at >= ? AND ({' OR '.join(where)}) AND metadata LIKE ?",
+            (namespace, since, *named, '%"' + REPLY_TO + '"%'),
         ).fetchall()
         gone = set(record_ids)
         out = []

@@ -93,7 +93,12 @@ CREATE TABLE IF NOT EXISTS agentmem_claims (
 )
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+_V4 = """
+CREATE INDEX IF NOT EXISTS agentmem_decisions_text ON agentmem_decisions (namespace)
+    WHERE text IS NOT NULL
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 
 

@@ -13,6 +13,7 @@ from langchain_agentmem import AgentMemory, InvalidInputError, StoreError, Unkno
 from langchain_agentmem.backends import open_backend
 from langchain_agentmem.backends.base import LogEntry
 from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
+from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
 from tests.stores import PG_URL, HashEmbeddings
@@ -66,7 +67,7 @@ def test_schema_is_versioned_and_private(pg_url: str) -> None:
     backend = open_backend(pg_url)
     assert isinstance(backend, PostgresBackend)
     try:
-        assert backend.schema_version() == 3
+        assert backend.schema_version() == SCHEMA_VERSION
         apply_batch(backend, "u", [[_add("r1")]])
     finally:
         backend.close()

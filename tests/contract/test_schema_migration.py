@@ -121,11 +121,13 @@ def v1_postgres() -> Iterator[str]:
 def _check_migrated(url: str) -> None:
     backend = open_backend(url)
     try:
-        assert backend.schema_version() == SCHEMA_VERSION == 3  # type: ignore[attr-defined]
+        assert backend.schema_version() == SCHEMA_VERSION == 4  # type: ignore[attr-defined]
         # Version 3: a record is claimed for annotation by one memory at a time.
         now = time.time()
         assert backend.claim("alice", "r1", "one", until=now + 60, now=now)
         assert not backend.claim("alice", "r1", "two", until=now + 60, now=now)
+        # Version 4: the log entries that hold a text are indexed apart.
+        assert "agentmem_decisions_text" in _indexes(backend)
     finally:
         backend.close()
     with AgentMemory(url, embeddings=EMB) as mem:
@@ -172,3 +174,13 @@ def _check_migrated_again(url: str) -> None:
     """Opening a migrated store changes nothing."""
     with AgentMemory(url, embeddings=EMB) as mem:
         assert sorted(r.id for r in mem.records("bob")) == ["r1", "r3"]
+
+
+def _indexes(backend: object) -> set[str]:
+    """The index names of the store's tables."""
+    query = (
+        "SELECT name FROM sqlite_master WHERE type = 'index'"
+        if isinstance(backend, sqlite_module.SQLiteBackend)
+        else "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+    )
+    return {row[0] for row in backend._fetchall(query)}  # type: ignore[attr-defined]
