@@ -84,7 +84,8 @@ class MemoryCore:
 
     def _sweep(self, namespace: str) -> int:
         (applied,) = self._write(namespace, [_expired], sweep=False)
-        return sum(len(op.record_ids) for op in applied)
+        # Not the UPDATEs that drop copies of a forgotten text from the replies quoting it.
+        return sum(len(op.record_ids) for op in applied if op.kind is OpKind.DELETE)
 
     def _write(
         self,

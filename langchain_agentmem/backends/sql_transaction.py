@@ -183,12 +183,15 @@ class SQLTransaction(Transaction):
         if not sources:
             return []
         since = min(float(s[2]) for s in sources)
-        # A copy is in the source's thread, stored after it: only those rows are read.
+        # A copy is in the source's thread, stored after it: only those rows are read (the
+        # threads of a large sweep are not spelled out: its rows are filtered below).
         threads = {s[0] for s in sources}
         named = sorted(t for t in threads if t is not None)
         where = [f"thread IN ({', '.join('?' for _ in named)})"] if named else []
         if None in threads:
             where.append("thread IS NULL")
+        if len(named) > STORED_CHUNK:
+            where, named = ["1 = 1"], []
         rows = self._exec(
             f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
             f"AND created_at >= ? AND ({' OR '.join(where)}) AND metadata LIKE ?",

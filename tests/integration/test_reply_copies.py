@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import time
 
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, BufferChatMessageHistory
+from langchain_agentmem.backends.sql_transaction import STORED_CHUNK
+from tests.stores import HashEmbeddings
 
 NUMBER = "4111 1111 1111 1111"
 """The card number, whole: a timestamp's digits can hold "4111" ("20:04:17.141112")."""
@@ -51,3 +54,27 @@ def test_a_restarted_process_sees_the_copy_gone(shared_store_url: str) -> None:
         first.delete(said, namespace="ana")
         hits = second.search("4111", namespace="ana", k=5, mode="lexical")
         assert all(NUMBER not in str(h.metadata) and NUMBER not in h.text for h in hits)
+
+
+def test_a_sweep_of_many_threads_drops_every_copy(store_url: str) -> None:
+    """Copies are looked for in the forgotten records' threads, also when a sweep forgets
+    records of more threads than one query spells out."""
+    threads = STORED_CHUNK + 20
+    texts = [f"Is my code {n} safe?" for n in range(threads)]
+    with AgentMemory(store_url, embeddings=HashEmbeddings(), policy="keep_all") as memory:
+        for n, text in enumerate(texts):  # each question in a thread of its own
+            memory.add(text, namespace="ana", thread=f"t{n}", record_id=f"q{n}")
+        for n in (0, threads - 1):
+            memory.add(
+                "Yes, it is.",
+                namespace="ana",
+                thread=f"t{n}",
+                record_id=f"a{n}",
+                metadata={"reply_to": texts[n]},
+            )
+        ids = [f"q{n}" for n in range(threads)]
+        assert len(memory.set_expiry(ids, namespace="ana", ttl=0.2)) == threads
+        time.sleep(0.3)
+        assert memory.sweep("ana") == threads
+        for n in (0, threads - 1):
+            assert "reply_to" not in memory.get(f"a{n}", namespace="ana").metadata
