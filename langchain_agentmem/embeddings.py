@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -38,14 +39,23 @@ def _load_model(path: str, device: str) -> SentenceTransformer:
     # Never reach a hub: a model loads from its folder only (local_files_only), and the
     # host's environment is left as it was (no HF_HUB_OFFLINE set for everyone else).
     from sentence_transformers import SentenceTransformer
+
+    with no_progress_bars():
+        return SentenceTransformer(path, device=device, local_files_only=True)
+
+
+@contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """transformers' progress bars off while a model loads; the host's own loads keep
+    theirs."""
     from transformers.utils import logging as hf_logging
 
     shown = hf_logging.is_progress_bar_enabled()  # type: ignore[no-untyped-call]
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
-        return SentenceTransformer(path, device=device, local_files_only=True)
+        yield
     finally:
-        if shown:  # the host's own loads keep their progress bars
+        if shown:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 

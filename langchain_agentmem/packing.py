@@ -43,6 +43,25 @@ _checked: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
+def packed_layout(
+    pieces: list[list[int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """One sequence holding every piece (token ids): its ids and position ids (from 0 in
+    each piece), shape (1, total); its attention mask, True where a token may attend, block
+    diagonal, shape (1, 1, total, total); and each piece's span in it."""
+    total = sum(map(len, pieces))
+    ids = np.asarray([[t for p in pieces for t in p]], dtype=np.int64)
+    positions = np.asarray([[i for p in pieces for i in range(len(p))]], dtype=np.int64)
+    mask = np.zeros((1, 1, total, total), dtype=bool)
+    bounds: list[tuple[int, int]] = []
+    at = 0
+    for piece in pieces:
+        mask[0, 0, at : at + len(piece), at : at + len(piece)] = True
+        bounds.append((at, at + len(piece)))
+        at += len(piece)
+    return ids, positions, mask, bounds
+
+
 class Packer:
     """Packed passes of one model (see the module); build with :func:`packer`."""
 
@@ -62,21 +81,13 @@ class Packer:
         """The mean-pooled vector of each piece (token ids), all in one pass."""
         import torch
 
-        total = sum(map(len, pieces))
-        ids = torch.tensor([[t for p in pieces for t in p]], dtype=torch.long)
-        positions = torch.tensor([[i for p in pieces for i in range(len(p))]], dtype=torch.long)
-        mask = torch.zeros((1, 1, total, total), dtype=torch.bool)
-        bounds: list[tuple[int, int]] = []
-        at = 0
-        for piece in pieces:
-            mask[0, 0, at : at + len(piece), at : at + len(piece)] = True
-            bounds.append((at, at + len(piece)))
-            at += len(piece)
+        ids_, positions_, mask_, bounds = packed_layout(pieces)
+        ids, positions = torch.from_numpy(ids_), torch.from_numpy(positions_)
         device = self._encoder.device
         with torch.inference_mode():
             out = self._encoder(
                 input_ids=ids.to(device),
-                attention_mask=mask.to(device),
+                attention_mask=torch.from_numpy(mask_).to(device),
                 position_ids=positions.to(device),
                 token_type_ids=torch.zeros_like(ids).to(device),
             ).last_hidden_state[0]

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.embeddings import default_model_path
+from langchain_agentmem.embeddings import default_model_path, no_progress_bars, normalize
 from langchain_agentmem.errors import InvalidInputError, missing_extra
+from langchain_agentmem.packing import packed_layout
 from langchain_agentmem.types import Vector
 
 log = logging.getLogger(__name__)
@@ -206,26 +207,10 @@ def _batch_inputs(pieces: list[list[int]]) -> tuple[dict[str, np.ndarray], np.nd
 
 
 def _packed_inputs(pieces: list[list[int]]) -> tuple[dict[str, np.ndarray], list[tuple[int, int]]]:
-    """One sequence holding every piece (positions from 0 each, block-diagonal mask) and
+    """The inputs of :func:`~langchain_agentmem.packing.packed_layout`'s one sequence and
     each piece's span in it."""
-    total = sum(map(len, pieces))
-    ids = np.asarray([[t for p in pieces for t in p]], dtype=np.int64)
-    positions = np.asarray([[i for p in pieces for i in range(len(p))]], dtype=np.int64)
-    mask = np.zeros((1, 1, total, total), dtype=bool)
-    bounds: list[tuple[int, int]] = []
-    at = 0
-    for piece in pieces:
-        mask[0, 0, at : at + len(piece), at : at + len(piece)] = True
-        bounds.append((at, at + len(piece)))
-        at += len(piece)
+    ids, positions, mask, bounds = packed_layout(pieces)
     return {"input_ids": ids, "position_ids": positions, "attention_mask": mask}, bounds
-
-
-def _unit(rows: np.ndarray) -> Vector:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    out: Vector = np.ascontiguousarray(rows / norms, dtype=np.float32)
-    return out
 
 
 def _pool_batch(hidden: np.ndarray, real: np.ndarray) -> np.ndarray:
@@ -240,17 +225,9 @@ def _pool_packed(hidden: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarra
 
 @contextlib.contextmanager
 def _quiet_transformers() -> Iterator[None]:
-    from transformers.utils import logging as hf_logging
-
-    shown = hf_logging.is_progress_bar_enabled()  # type: ignore[no-untyped-call]
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        if shown:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+    with no_progress_bars(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def _quantiser() -> tuple[Any, Any]:
@@ -370,8 +347,8 @@ def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str)
             del session
             with _quiet_quantisation():
                 quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, **QUANTISATION)
-            torch_vectors = _unit(_pool_batch(want_batch, real))
-            int8_vectors = _unit(_pool_batch(_session(int8, 1).run([OUTPUT], batch)[0], real))
+            torch_vectors = normalize(_pool_batch(want_batch, real))
+            int8_vectors = normalize(_pool_batch(_session(int8, 1).run([OUTPUT], batch)[0], real))
             cosine = float((torch_vectors * int8_vectors).sum(axis=1).min())
             if not cosine >= QUANTISED_CHECK:
                 raise InvalidInputError(
@@ -551,7 +528,7 @@ class QuantizedEmbeddings(Embeddings):
             rows = order[start : start + self.batch_size]
             inputs, real = _batch_inputs([pieces[i] for i in rows])
             out[rows] = _pool_batch(runtime.run(inputs), real)
-        return _unit(out)
+        return normalize(out)
 
     def embed_packed(self, texts: list[str]) -> Vector:
         """Embed a few short texts (a record's text and its sentences) in one pass, packed
@@ -566,4 +543,4 @@ class QuantizedEmbeddings(Embeddings):
         if sum(map(len, pieces)) > MAX_PACKED_TOKENS:
             return self.embed_array(list(texts))
         inputs, bounds = _packed_inputs(pieces)
-        return _unit(_pool_packed(runtime.run(inputs), bounds))
+        return normalize(_pool_packed(runtime.run(inputs), bounds))
