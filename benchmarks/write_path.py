@@ -5,16 +5,21 @@ runs in its own process, rounds interleaved, torch on one thread:
 
 - **add**: the first ``--turns`` turns of a LoCoMo conversation added one by one to a fresh
   SQLite file (as ``agentmem bench`` stores them), each followed by the same text embedded
-  alone by the bare model (``bench.runner._bare_encoder``); median add over median bare.
+  alone by the bare model (``bench.runner._bare_encoder``), then as a record
+  (``embeddings.embed_records``: its text and sentences, the pass an add makes); median add
+  over median bare, and over median record embedding (what the write adds to its own).
 - **ingest CPU**: the process's CPU time (``time.process_time``) for the same turns added to
   a fresh file, in blocks of 25 alternating with bare embeddings of the same block's texts;
   CPU of the adds over CPU of the bare embeddings.
 - **add_many**: ``--bulk`` records into one namespace in one call, the vectors given (a
   memoised hashing embedder, so the model is out of the picture), beside a bare
   ``executemany`` of the same rows (id, namespace, text, metadata JSON, vector) in one
-  transaction, on SQLite and, with ``--pg``, on PostgreSQL; records per second, and the ratio.
+  transaction (each started after a full collection; ``add_many``, which pauses the cyclic
+  collector, is timed with the full collection after it, the work it put off), on SQLite
+  and, with ``--pg``, on PostgreSQL; records per second, and the ratio.
 - **tokens**: what the encoder reads for an add (the turn and its sentences) over what a
-  bare embedding reads (the turn), per turn, this tree.
+  bare embedding reads (the turn), per turn, this tree; and what one encoder pass costs
+  by its length (a part paid whatever the length, a part per token).
 
 Usage::
 
@@ -26,6 +31,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -63,6 +69,7 @@ def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
     from many_users import bare_executemany
 
     vectors = emb.embed_documents(texts)
+    gc.collect()  # starts as clean as add_many does
     out = {"sqlite": bare_executemany(texts, metas, vectors, tmp / "bare.db")}
     if pg:
         import psycopg
@@ -73,6 +80,7 @@ def bare_bulk(n: int, pg: str | None, tmp: Path) -> dict[str, float]:
                 f"CREATE TABLE {table} (id TEXT UNIQUE, ns TEXT, text TEXT, meta TEXT, e BYTEA)"
             )
             pcon.commit()
+            gc.collect()
             t0 = time.perf_counter()
             blobs = [np.asarray(v, dtype="<f4").tobytes() for v in vectors]
             rows = [
@@ -95,6 +103,7 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
 
     from langchain_agentmem import AgentMemory
     from langchain_agentmem.bench.runner import _bare_encoder
+    from langchain_agentmem.embeddings import embed_records
     from langchain_agentmem.index.text import reply_texts
     from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
 
@@ -121,7 +130,7 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
             encode = _bare_encoder(memory)
             encode("warm up")
             add(memory, 0, "warm")
-            adds, bare = [], []
+            adds, bare, records = [], [], []
             for i in range(len(texts)):
                 t0 = time.perf_counter()
                 add(memory, i, "add")
@@ -129,8 +138,12 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
                 t0 = time.perf_counter()
                 encode(texts[i])
                 bare.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                embed_records(memory.embeddings, [texts[i]])
+                records.append(time.perf_counter() - t0)
             out["add"] = statistics.median(adds) * 1e3
             out["bare"] = statistics.median(bare) * 1e3
+            out["record"] = statistics.median(records) * 1e3
             cpu_adds = cpu_bare = 0.0
             for start in range(0, len(texts), BLOCK):
                 block = range(start, min(start + BLOCK, len(texts)))
@@ -152,8 +165,11 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
             b_texts, metas, emb = _bulk_rows(bulk)
             with AgentMemory(url, embeddings=emb, policy="keep_all", persist_indexes=False) as mem:
                 mem.add_many(b_texts[:10], namespace="warm", metadatas=metas[:10])
+                gc.collect()
                 t0 = time.perf_counter()
                 mem.add_many(b_texts, namespace="u", metadatas=metas)
+                # A batch pauses the cyclic collector: the collection it put off is its cost.
+                gc.collect()
                 out[f"add_many {store}"] = bulk / (time.perf_counter() - t0)
                 if store == "postgres":
                     mem.delete_namespace("u")
@@ -183,10 +199,39 @@ def encoder_tokens(data: Path, turns: int) -> str:
         parts = sentences(text)
         split += bool(parts)
         ratios.append((count(text) + sum(map(count, parts))) / count(text))
+    lengths = sorted(count(t) for t in [turn_text(t) for t in conv.turns][:turns])
     return (
         f"Tokens an add embeds (its text and its sentences) over a bare embedding's, this "
         f"tree: median {statistics.median(ratios):.2f}, mean {statistics.mean(ratios):.2f}; "
-        f"{split / len(ratios):.0%} of the turns have two sentences or more."
+        f"{split / len(ratios):.0%} of the turns have two sentences or more; a turn's median "
+        f"length {statistics.median(lengths):.0f} tokens.\n" + encoder_scan()
+    )
+
+
+def encoder_scan(lengths: Sequence[int] = (8, 16, 32, 64, 128), repeats: int = 40) -> str:
+    """Median time of one pass of the bundled encoder over ``lengths`` tokens (torch, one
+    thread): what is paid whatever the length, and what each token adds."""
+    import torch
+
+    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+
+    torch.set_num_threads(1)
+    encoder = SentenceTransformerEmbeddings().model[0].auto_model
+    times = []
+    for n in lengths:
+        ids = torch.full((1, n), 2000, dtype=torch.long)
+        runs = []
+        with torch.inference_mode():
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                encoder(input_ids=ids, attention_mask=torch.ones_like(ids))
+                runs.append(time.perf_counter() - t0)
+        times.append(statistics.median(runs) * 1e3)
+    slope, intercept = np.polyfit(np.asarray(lengths, dtype=float), np.asarray(times), 1)
+    shown = ", ".join(f"{n} {t:.1f} ms" for n, t in zip(lengths, times, strict=True))
+    return (
+        f"One encoder pass by its length in tokens (torch, one thread): {shown}; a straight "
+        f"line through them: {intercept:.1f} ms whatever the length + {slope:.3f} ms a token."
     )
 
 
@@ -208,6 +253,8 @@ def table(runs: dict[str, list[dict[str, float]]], pg: bool) -> list[str]:
     """Medians over the rounds of each tree, ratios within each process."""
     rows = [
         ("add p50 / bare embedding p50", "add", "bare", "ms", 1),
+        ("add p50 / its record's embedding p50", "add", "record", "ms", 1),
+        ("record's embedding p50 / bare p50", "record", "bare", "ms", 1),
         ("ingest CPU / bare embedding CPU", "ingest cpu", "bare cpu", "s", 1),
         ("add_many / executemany, SQLite", "add_many sqlite", "executemany sqlite", "rec/s", 0),
     ]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.sentences import sentences
 from langchain_agentmem.types import Vector
@@ -225,7 +226,8 @@ Split = Callable[[str], list[str]]
 def _record_batch(texts: list[str], split: Split) -> tuple[list[str], list[int]]:
     """The texts to embed for ``texts`` as records (each text, then the sentences of each)
     and how many sentences each text has."""
-    parts = [split(t) for t in texts]
+    with collector_paused():
+        parts = [split(t) for t in texts]
     return texts + [s for p in parts for s in p], [len(p) for p in parts]
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import epoch_to_datetime
+from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.types import (
@@ -169,15 +170,16 @@ def make_candidates(
             )
         return value
 
-    items = [
-        make_candidate(limits, text, namespace, thread, meta, None, rid, expires)
-        for text, meta, rid in zip(
-            texts,
-            per_text(metadatas, "metadatas"),
-            per_text(record_ids, "record_ids"),
-            strict=True,
-        )
-    ]
+    with collector_paused():
+        items = [
+            make_candidate(limits, text, namespace, thread, meta, None, rid, expires)
+            for text, meta, rid in zip(
+                texts,
+                per_text(metadatas, "metadatas"),
+                per_text(record_ids, "record_ids"),
+                strict=True,
+            )
+        ]
     seen: set[str] = set()
     for item in items:
         if item.id in seen:

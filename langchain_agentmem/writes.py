@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.annotations import ANNOTATION, Notes, annotation, current_annotation
+from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
@@ -44,22 +46,28 @@ class MemoryWrites(MemoryCore):
         ops = list(self.policy.decide_put(candidate, view.state(self.policy, candidate)))
         return with_offered_expiry(ops, candidate)
 
-    def _commit_adds(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
-        """Let the policy decide each candidate (one namespace) in one transaction."""
-        # Per-item work that needs no state, before the namespace is locked.
-        terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
-        for c in candidates:
-            self.policy.prepare(c)
+    def _commit_adds(
+        self, candidates: Sequence[Candidate], vectors: Vector | None = None
+    ) -> list[list[MemoryOp]]:
+        """Let the policy decide each candidate (one namespace) in one transaction;
+        ``vectors``: their embeddings, where not filled in yet."""
+        with collector_paused() if len(candidates) > 1 else nullcontext():
+            if vectors is not None:
+                candidates = with_vectors(candidates, vectors)
+            # Per-item work that needs no state, before the namespace is locked.
+            terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
+            for c in candidates:
+                self.policy.prepare(c)
 
-        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
-            return lambda view, lookup: self._decide(c, view)
+            def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
+                return lambda view, lookup: self._decide(c, view)
 
-        return self._write(
-            candidates[0].namespace,
-            [decide(c) for c in candidates],
-            terms=terms,
-            expected=[c.id for c in candidates],
-        )
+            return self._write(
+                candidates[0].namespace,
+                [decide(c) for c in candidates],
+                terms=terms,
+                expected=[c.id for c in candidates],
+            )
 
     def _commit_add(self, candidate: Candidate) -> list[MemoryOp]:
         return self._commit_adds([candidate])[0]
@@ -209,9 +217,12 @@ class MemoryWrites(MemoryCore):
             self._commit_update, row.namespace, row.id, text, vector, meta, expires
         )
 
-    def _commit_puts(self, candidates: Sequence[Candidate]) -> list[list[MemoryOp]]:
+    def _commit_puts(
+        self, candidates: Sequence[Candidate], vectors: Vector | None = None
+    ) -> list[list[MemoryOp]]:
         """Write each candidate by id (one namespace) in one transaction: an existing id is
-        updated, a new one added, the policy deciding what else goes to make room."""
+        updated, a new one added, the policy deciding what else goes to make room;
+        ``vectors``: their embeddings, where not filled in yet."""
 
         def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
             def upsert(view: NamespaceView, lookup: Lookup) -> Sequence[MemoryOp]:
@@ -221,11 +232,14 @@ class MemoryWrites(MemoryCore):
 
             return upsert
 
-        return self._write(
-            candidates[0].namespace,
-            [decide(c) for c in candidates],
-            expected=[c.id for c in candidates],
-        )
+        with collector_paused() if len(candidates) > 1 else nullcontext():
+            if vectors is not None:
+                candidates = with_vectors(candidates, vectors)
+            return self._write(
+                candidates[0].namespace,
+                [decide(c) for c in candidates],
+                expected=[c.id for c in candidates],
+            )
 
     def _commit_put(self, candidate: Candidate) -> list[MemoryOp]:
         return self._commit_puts([candidate])[0]
@@ -392,7 +406,7 @@ class MemoryWrites(MemoryCore):
         if not items:
             return []
         vectors = embed_records(self.embeddings, [item.text for item in items])
-        return self._commit_adds(with_vectors(items, vectors))
+        return self._commit_adds(items, vectors)
 
     async def aadd_many(
         self,
@@ -413,7 +427,7 @@ class MemoryWrites(MemoryCore):
         if not items:
             return []
         vectors = await aembed_records(self.embeddings, [item.text for item in items])
-        return await asyncio.to_thread(self._commit_adds, with_vectors(items, vectors))
+        return await asyncio.to_thread(self._commit_adds, items, vectors)
 
     def put_many(
         self,
@@ -433,7 +447,7 @@ class MemoryWrites(MemoryCore):
         if not items:
             return []
         vectors = embed_records(self.embeddings, [item.text for item in items])
-        return self._commit_puts(with_vectors(items, vectors))
+        return self._commit_puts(items, vectors)
 
     async def aput_many(
         self,
@@ -449,7 +463,7 @@ class MemoryWrites(MemoryCore):
         if not items:
             return []
         vectors = await aembed_records(self.embeddings, [item.text for item in items])
-        return await asyncio.to_thread(self._commit_puts, with_vectors(items, vectors))
+        return await asyncio.to_thread(self._commit_puts, items, vectors)
 
     def set_expiry(
         self,
