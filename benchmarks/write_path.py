@@ -17,6 +17,9 @@ runs in its own process, rounds interleaved, torch on one thread:
   transaction (each started after a full collection; ``add_many``, which pauses the cyclic
   collector, is timed with the full collection after it, the work it put off), on SQLite
   and, with ``--pg``, on PostgreSQL; records per second, and the ratio.
+- **forgetting**: an add into a SQLite namespace of 10,000 records below its capacity, beside
+  an add that makes a full FIFO of 10,000 forget its oldest record (forgetting drops the
+  record's text from the log and the copies replies keep of it); median ms, and the ratio.
 - **tokens**: what the encoder reads for an add (the turn and its sentences) over what a
   bare embedding reads (the turn), per turn, this tree; and what one encoder pass costs
   by its length (a part paid whatever the length, a part per token).
@@ -50,6 +53,8 @@ from release_cost import interleaved
 
 BLOCK = 25
 """Turns per block of the ingest measure (adds and bare embeddings alternate)."""
+FULL = 10_000
+"""Records a FIFO holds when an add makes it forget one (the forgetting measure)."""
 
 
 def _bulk_rows(n: int) -> tuple[list[str], list[dict[str, Any]], Any]:
@@ -176,6 +181,34 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
                     mem.delete_namespace("warm")
         for store, rate in bare_bulk(bulk, pg, tmp).items():
             out[f"executemany {store}"] = rate
+        out.update(forgetting_adds(tmp, FULL))
+    return out
+
+
+def forgetting_adds(tmp: Path, held: int, adds: int = 200) -> dict[str, float]:
+    """Median ms of an add into a namespace of ``held`` records, below its capacity, and of
+    an add that makes a full FIFO of that capacity forget its oldest record (a memoised
+    hashing embedder: the model is out of the picture; the threads hold 1,000 records each)."""
+    from many_users import HashEmbeddings, note
+
+    from langchain_agentmem import AgentMemory
+
+    texts = [note(8, i) for i in range(held + adds)]
+    emb = HashEmbeddings()
+    emb.embed_documents(texts)
+    out = {}
+    for name, capacity in (("add below capacity", held + adds), ("add that forgets", held)):
+        url = f"sqlite:///{tmp / f'{name}.db'}"
+        with AgentMemory(url, embeddings=emb, policy="fifo", capacity=capacity) as mem:
+            for start in range(0, held, 1000):
+                thread = f"t{start // 1000}"
+                mem.add_many(texts[start : start + 1000], namespace="u", thread=thread)
+            times = []
+            for text in texts[held:]:
+                t0 = time.perf_counter()
+                mem.add(text, namespace="u", thread="new")
+                times.append(time.perf_counter() - t0)
+            out[name] = statistics.median(times) * 1e3
     return out
 
 
@@ -257,6 +290,7 @@ def table(runs: dict[str, list[dict[str, float]]], pg: bool) -> list[str]:
         ("record's embedding p50 / bare p50", "record", "bare", "ms", 1),
         ("ingest CPU / bare embedding CPU", "ingest cpu", "bare cpu", "s", 1),
         ("add_many / executemany, SQLite", "add_many sqlite", "executemany sqlite", "rec/s", 0),
+        (f"add forgetting 1 of {FULL:,} / add", "add that forgets", "add below capacity", "ms", 2),
     ]
     if pg:
         rows.append(

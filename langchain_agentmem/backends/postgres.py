@@ -81,6 +81,16 @@ CREATE TABLE IF NOT EXISTS agentmem_claims (
 CREATE INDEX IF NOT EXISTS agentmem_decisions_text ON agentmem_decisions (namespace)
     WHERE text IS NOT NULL;
 """,
+    5: """
+ALTER TABLE agentmem_decisions ADD COLUMN IF NOT EXISTS text_of TEXT;
+UPDATE agentmem_decisions SET text_of = (record_ids::json) ->> 0
+    WHERE text IS NOT NULL AND json_array_length(record_ids::json) = 1;
+DROP INDEX IF EXISTS agentmem_decisions_text;
+CREATE INDEX IF NOT EXISTS agentmem_decisions_text_of ON agentmem_decisions (namespace, text_of)
+    WHERE text IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agentmem_records_thread
+    ON agentmem_records (namespace, thread, created_at);
+""",
 }
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 

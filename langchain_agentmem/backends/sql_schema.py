@@ -15,10 +15,12 @@ from langchain_agentmem.backends.base import RecordRow
 from langchain_agentmem.backends.encoding import from_blob
 from langchain_agentmem.validation import STORE_MARK
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: ids unique across the store. 2: ids unique per namespace; records may expire. 3: which
 process annotates a record (``agentmem_claims``). 4: the log entries that still hold a text
-indexed apart (forgetting a record reads those, not the namespace's whole log)."""
+indexed apart (forgetting a record reads those, not the namespace's whole log). 5: each such
+entry names the record whose text it holds (``text_of``, indexed: forgetting a record finds
+its entries by lookup), and records are indexed by thread (its reply copies, likewise)."""
 
 RECORD_COLUMNS = (
     "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "

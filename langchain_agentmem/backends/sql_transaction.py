@@ -134,8 +134,8 @@ class SQLTransaction(Transaction):
         self._cur.executemany(
             self._b.q(
                 "INSERT INTO agentmem_decisions "
-                "(namespace, kind, record_ids, reason, policy, text, at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)"
+                "(namespace, kind, record_ids, reason, policy, text, text_of, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
             ),
             [
                 (
@@ -145,6 +145,7 @@ class SQLTransaction(Transaction):
                     e.reason,
                     e.policy,
                     e.text,
+                    _text_of(e),
                     e.at,
                 )
                 for e in entries
@@ -158,13 +159,29 @@ class SQLTransaction(Transaction):
 
     def redact_text(self, *, namespace: str, record_ids: Sequence[str]) -> int:
         self._serialise(namespace)
+        ids = list(dict.fromkeys(record_ids))
         redacted = 0
-        for record_id in dict.fromkeys(record_ids):
+        for at in range(0, len(ids), STORED_CHUNK):
+            chunk = ids[at : at + STORED_CHUNK]
+            cur = self._exec(
+                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
+                f"AND text IS NOT NULL AND text_of IN ({', '.join('?' for _ in chunk)})",
+                (namespace, *chunk),
+            )
+            redacted += max(cur.rowcount, 0)
+        # An entry holding a text for several records names none in text_of (this package
+        # writes none such); it is found by its list of ids.
+        several = self._exec(
+            "SELECT 1 FROM agentmem_decisions WHERE namespace = ? "
+            "AND text IS NOT NULL AND text_of IS NULL LIMIT 1",
+            (namespace,),
+        ).fetchone()
+        for record_id in ids if several else ():
             # The id as it appears inside the JSON list of record_ids, quotes included.
             needle = json.dumps(record_id, ensure_ascii=True)
             cur = self._exec(
-                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? "
-                f"AND text IS NOT NULL AND {self._b.contains('record_ids')}",
+                "UPDATE agentmem_decisions SET text = NULL WHERE namespace = ? AND text IS NOT "
+                f"NULL AND text_of IS NULL AND {self._b.contains('record_ids')}",
                 (namespace, self._b.contains_param(needle)),
             )
             redacted += max(cur.rowcount, 0)
@@ -274,3 +291,8 @@ class SQLTransaction(Transaction):
             (namespace, now),
         ).fetchall()
         return [str(r[0]) for r in rows]
+
+
+def _text_of(entry: LogEntry) -> str | None:
+    """The record whose text a log entry holds (``None``: no text, or several records)."""
+    return entry.record_ids[0] if entry.text is not None and len(entry.record_ids) == 1 else None

@@ -98,7 +98,18 @@ CREATE INDEX IF NOT EXISTS agentmem_decisions_text ON agentmem_decisions (namesp
     WHERE text IS NOT NULL
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+_V5 = """
+ALTER TABLE agentmem_decisions ADD COLUMN text_of TEXT;
+UPDATE agentmem_decisions SET text_of = json_extract(record_ids, '$[0]')
+    WHERE text IS NOT NULL AND json_array_length(record_ids) = 1;
+DROP INDEX IF EXISTS agentmem_decisions_text;
+CREATE INDEX IF NOT EXISTS agentmem_decisions_text_of ON agentmem_decisions (namespace, text_of)
+    WHERE text IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agentmem_records_thread
+    ON agentmem_records (namespace, thread, created_at)
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 
 

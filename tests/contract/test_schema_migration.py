@@ -1,4 +1,5 @@
-"""Schema version 1 -> 3 (ids unique per namespace, record expiry, annotation claims) on SQLite
+"""Schema version 1 -> 5 (ids unique per namespace, record expiry, annotation claims, the log
+entries holding a text named by record, records indexed by thread) on SQLite
 and PostgreSQL.
 
 A version-1 store is built with version 1's own DDL, filled with rows as version 1 wrote
@@ -53,6 +54,8 @@ _LOG = (
     "INSERT INTO agentmem_decisions (namespace, kind, record_ids, reason, policy, text, at) "
     "VALUES ({marks})"
 )
+_TWO_IDS = ("bob", "UPDATE", '["r3", "r0"]', "merged", "keep_all", "Bob sails, often.", 1.0)
+"""A log entry holding a text for two records (version 5 names no one record for it)."""
 
 
 @pytest.fixture
@@ -72,6 +75,7 @@ def v1_sqlite(tmp_path: Path) -> str:
             _LOG.format(marks=", ".join("?" for _ in range(7))),
             (namespace, "ADD", f'["{record_id}"]', "added", "keep_all", text, time.time()),
         )
+    conn.execute(_LOG.format(marks=", ".join("?" for _ in range(7))), _TWO_IDS)
     # rid 4 was taken and its record deleted: version 2 must never hand out rid 4 again.
     conn.execute("UPDATE sqlite_sequence SET seq = 4 WHERE name = 'agentmem_records'")
     conn.execute(
@@ -108,6 +112,7 @@ def v1_postgres() -> Iterator[str]:
                     _LOG.format(marks=", ".join("%s" for _ in range(7))),
                     (namespace, "ADD", f'["{record_id}"]', "added", "keep_all", text, time.time()),
                 )
+            conn.execute(_LOG.format(marks=", ".join("%s" for _ in range(7))), _TWO_IDS)
             conn.execute(
                 "INSERT INTO agentmem_messages (namespace, thread, message, created_at) "
                 "VALUES ('alice', 't', %s, %s)",
@@ -121,13 +126,20 @@ def v1_postgres() -> Iterator[str]:
 def _check_migrated(url: str) -> None:
     backend = open_backend(url)
     try:
-        assert backend.schema_version() == SCHEMA_VERSION == 4  # type: ignore[attr-defined]
+        assert backend.schema_version() == SCHEMA_VERSION == 5  # type: ignore[attr-defined]
         # Version 3: a record is claimed for annotation by one memory at a time.
         now = time.time()
         assert backend.claim("alice", "r1", "one", until=now + 60, now=now)
         assert not backend.claim("alice", "r1", "two", until=now + 60, now=now)
-        # Version 4: the log entries that hold a text are indexed apart.
-        assert "agentmem_decisions_text" in _indexes(backend)
+        # Version 5: each log entry that holds a text names its record, looked up by index
+        # (version 4's index of those entries gives way to it); records indexed by thread.
+        indexes = _indexes(backend)
+        assert {"agentmem_decisions_text_of", "agentmem_records_thread"} <= indexes
+        assert "agentmem_decisions_text" not in indexes
+        named = backend._fetchall(  # type: ignore[attr-defined]
+            "SELECT record_ids, text_of FROM agentmem_decisions ORDER BY seq"
+        )
+        assert [row[1] for row in named] == ["r1", "r2", "r3", None]
     finally:
         backend.close()
     with AgentMemory(url, embeddings=EMB) as mem:
@@ -162,12 +174,32 @@ def _check_migrated(url: str) -> None:
 def test_sqlite_v1_store_migrates(v1_sqlite: str) -> None:
     _check_migrated(v1_sqlite)
     _check_migrated_again(v1_sqlite)
+    _check_forgetting_redacts_old_entries(v1_sqlite)
 
 
 @pytest.mark.postgres
 def test_postgres_v1_store_migrates(v1_postgres: str) -> None:
     _check_migrated(v1_postgres)
     _check_migrated_again(v1_postgres)
+    _check_forgetting_redacts_old_entries(v1_postgres)
+
+
+def _check_forgetting_redacts_old_entries(url: str) -> None:
+    """Forgetting a record drops its text from the log entries written before version 5,
+    one record's (found by text_of) and several records' (by their list of ids) alike."""
+    with AgentMemory(url, embeddings=EMB) as mem:
+        mem.delete("r2", namespace="alice")
+        mem.delete("r3", namespace="bob")
+        texts = {
+            (d.namespace, d.record_ids, d.text)
+            for ns in ("alice", "bob")
+            for d in mem.decisions(ns)
+            if d.kind is not OpKind.DELETE
+        }
+    assert ("alice", ("r1",), "Alice plays chess.") in texts
+    assert ("alice", ("r2",), None) in texts
+    assert ("bob", ("r3",), None) in texts
+    assert ("bob", ("r3", "r0"), None) in texts
 
 
 def _check_migrated_again(url: str) -> None:
