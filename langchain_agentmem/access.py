@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -14,7 +14,6 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.annotator import Annotator
 from langchain_agentmem.backends import Backend, RecordRow, Transaction
 from langchain_agentmem.cache import NamespaceCache
-from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.ops import Lookup, Writer, expired_op, without_embeddings
 from langchain_agentmem.policies import MemoryPolicy
@@ -102,10 +101,7 @@ class MemoryCore:
         Returns:
             Each item's ops as applied.
         """
-        with (
-            collector_paused() if len(items) > 1 else nullcontext(),
-            self._batch(namespace, sweep=sweep, terms=terms, expected=expected) as batch,
-        ):
+        with self._batch(namespace, sweep=sweep, terms=terms, expected=expected) as batch:
             for decide in items:
                 batch.apply(decide)
         return batch.out

@@ -41,6 +41,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
+from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embeddings import embed_records, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.export_format import (
@@ -328,7 +329,10 @@ def import_namespace(
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
         threads.setdefault(thread, []).append((payload, at))
-    with memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch:
+    with (
+        collector_paused(),
+        memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch,
+    ):
         new, expired = _new_records(batch.writer.lookup(time.time()), records)
         vectors.embed(new, False)  # deleted meanwhile: rare
         ops = [_import_op(r, origin, vectors.given[r.id]) for r in new]
