@@ -6,12 +6,16 @@ during it promotes them, and every few thousand items the collector walks the wh
 Applying a batch makes no reference cycles (a test checks that a collection after one finds
 nothing to free), so pausing the cyclic collector for it loses no memory: objects are still
 freed when their last reference goes, and the collector runs again as usual afterwards.
+Batches that overlap without end (threads writing all the time) would keep it paused: once
+it has been paused for :data:`MAX_PAUSED` seconds, the batch that ends collects once (a
+collection runs while the collector is paused) and the count starts again.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,16 +24,21 @@ _paused = 0
 """Batches now running with the collector paused (threads share one collector)."""
 _was_enabled = False
 """Whether the collector ran before the first of them paused it."""
+_since = 0.0
+"""When the collector was last paused or, paused since, last collected (monotonic)."""
+MAX_PAUSED = 10.0
+"""Seconds of overlapping batches after which the one that ends collects once."""
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic collector inside (reference-counted across threads); restore it as
     it was when the last paused batch ends, however it ends."""
-    global _paused, _was_enabled
+    global _paused, _was_enabled, _since
     with _lock:
         if _paused == 0:
             _was_enabled = gc.isenabled()
+            _since = time.monotonic()
             gc.disable()
         _paused += 1
     try:
@@ -39,3 +48,6 @@ def collector_paused() -> Iterator[None]:
             _paused -= 1
             if _paused == 0 and _was_enabled:
                 gc.enable()
+            elif _was_enabled and time.monotonic() - _since > MAX_PAUSED:
+                _since = time.monotonic()
+                gc.collect()

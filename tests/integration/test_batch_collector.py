@@ -154,3 +154,31 @@ def test_overlapping_pauses_end_with_the_last(collector_on: None) -> None:
     with pytest.raises(ValueError, match="inside"), collector_paused():
         raise ValueError("raised inside")
     assert gc.isenabled()
+
+
+def test_batches_that_never_stop_overlapping_still_collect(
+    collector_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads writing all the time keep a batch running: the collector still runs, once
+    per ``MAX_PAUSED`` seconds, in the batch that ends then."""
+    from langchain_agentmem import collector
+
+    monkeypatch.setattr(collector, "MAX_PAUSED", 0.0)
+    full: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(1)
+
+    first = collector_paused()
+    first.__enter__()
+    gc.callbacks.append(seen)
+    try:
+        with collector_paused():
+            pass
+        assert full, "a batch ended after the pause ran past MAX_PAUSED and nothing collected"
+        assert not gc.isenabled(), "the first batch still runs: the collector stays paused"
+    finally:
+        gc.callbacks.remove(seen)
+        first.__exit__(None, None, None)
+    assert gc.isenabled()
