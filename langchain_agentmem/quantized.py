@@ -31,7 +31,12 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.embeddings import default_model_path, no_progress_bars, normalize
+from langchain_agentmem.embeddings import (
+    default_model_path,
+    length_batches,
+    no_progress_bars,
+    normalize,
+)
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.packing import packed_layout
 from langchain_agentmem.types import Vector
@@ -522,10 +527,8 @@ class QuantizedEmbeddings(Embeddings):
             return np.zeros((0, self.dimensions), dtype=np.float32)
         runtime = self._runtime()
         pieces = runtime.tokens(list(texts))
-        order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
         out = np.empty((len(pieces), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in length_batches([len(p) for p in pieces], self.batch_size):
             inputs, real = _batch_inputs([pieces[i] for i in rows])
             out[rows] = _pool_batch(runtime.run(inputs), real)
         return normalize(out)

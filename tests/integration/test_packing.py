@@ -11,11 +11,13 @@ from sentence_transformers.models import Pooling
 
 from langchain_agentmem import SentenceTransformerEmbeddings
 from langchain_agentmem.embeddings import (
+    PAD_SPREAD,
     _record_batch,
     _record_vectors,
     aembed_records,
     embed_records,
     embed_texts,
+    length_batches,
 )
 from langchain_agentmem.packing import MAX_PACKED_TOKENS, packer
 from langchain_agentmem.sentences import sentences
@@ -75,3 +77,32 @@ def test_a_model_of_another_shape_does_not_pack(embeddings: SentenceTransformerE
         device="cpu",
     )
     assert packer(cls_pooled) is None
+
+
+def test_batches_group_texts_of_like_length() -> None:
+    lengths = [1000, 40, 45, 900, 30, 400, 410, 50]
+    batches = length_batches(lengths, batch_size=3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3
+        longest = max(lengths[i] for i in batch)
+        assert all(lengths[i] * PAD_SPREAD >= longest for i in batch)
+    assert batches[0] == [0, 3]  # longest first; 400 would pad to 1000: a batch of its own
+    assert length_batches([], batch_size=4) == []
+
+
+def test_a_long_record_batched_with_short_ones_keeps_every_vector(
+    embeddings: SentenceTransformerEmbeddings,
+) -> None:
+    # A long reply and a short message in one add_many: the reply's sentences are not
+    # padded to the reply's whole text, and no vector changes for it.
+    reply = " ".join(
+        f"Option {i}: visit the museum of {w} in the morning."
+        for i, w in enumerate(["art", "science", "history", "trains", "ships", "coins"] * 4)
+    )
+    texts = ["My dog is called Rex.", reply, "I moved to Berlin."]
+    together = embed_records(embeddings, texts)
+    alone = np.stack([embed_records(embeddings, [t])[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    pieces, _ = _record_batch(texts, sentences)
+    assert len(length_batches([len(p) for p in pieces], embeddings.batch_size)) > 1
