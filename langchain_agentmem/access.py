@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -18,8 +19,8 @@ from langchain_agentmem.errors import RecordNotFoundError
 from langchain_agentmem.ops import Lookup, Writer, expired_op, without_embeddings
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.ranking import HybridConfig
-from langchain_agentmem.types import MemoryOp, OpKind, Vector
-from langchain_agentmem.validation import Limits, check_namespace, check_record_id
+from langchain_agentmem.types import Clock, MemoryOp, OpKind, Vector, wall_clock
+from langchain_agentmem.validation import Limits, check_namespace, check_record_id, read_clock
 from langchain_agentmem.view import NamespaceView
 
 MAX_LABEL_VECTORS = 50_000
@@ -45,6 +46,18 @@ class MemoryCore:
     label_queries: bool
     """Whether each search also asks the model what its query is about (``AgentMemory``'s
     ``label_queries``)."""
+    clock: Clock
+    """What the memory takes as now (``AgentMemory``'s ``clock``)."""
+
+    def now(self) -> datetime:
+        """What this memory's clock says now (UTC): the time a record written without one is
+        said at, and the day a prompt of recalled memories calls today."""
+        return read_clock(self.clock)
+
+    def _said_at(self) -> datetime | None:
+        """The time of a record written without one: the clock's, or ``None`` for the wall
+        clock (the store then stamps it as it commits, so a thread's order is its commits')."""
+        return None if self.clock is wall_clock else self.now()
 
     def _remember_labels(self, labels: Sequence[str], vectors: np.ndarray) -> None:
         """Keep the embeddings of ``labels`` or attribute names (a bounded cache: cleared

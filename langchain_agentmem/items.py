@@ -152,8 +152,10 @@ def make_candidates(
     metadatas: object,
     record_ids: object,
     expires: datetime | None = None,
+    timestamp: datetime | None = None,
 ) -> list[Candidate]:
-    """Checked items of a batch (one per text, ids unique), not yet embedded."""
+    """Checked items of a batch (one per text, ids unique, said at ``timestamp``: ``None``
+    for when they are stored), not yet embedded."""
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise InvalidTypeError(
             f"texts must be a list of str, got {type(texts).__name__}; "
@@ -172,7 +174,7 @@ def make_candidates(
 
     with collector_paused():
         items = [
-            make_candidate(limits, text, namespace, thread, meta, None, rid, expires)
+            make_candidate(limits, text, namespace, thread, meta, timestamp, rid, expires)
             for text, meta, rid in zip(
                 texts,
                 per_text(metadatas, "metadatas"),

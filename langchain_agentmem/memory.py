@@ -30,12 +30,14 @@ from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.reads import MemoryReads
+from langchain_agentmem.types import Clock, wall_clock
 from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (
     DEFAULT_MAX_METADATA_BYTES,
     DEFAULT_MAX_RECALL_CHARS,
     DEFAULT_MAX_TEXT_CHARS,
     Limits,
+    check_clock,
 )
 from langchain_agentmem.view import NamespaceView
 from langchain_agentmem.writes import MemoryWrites
@@ -97,6 +99,11 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         label_queries: Also ask ``model`` what each search's query is about (one call a
             search, on its path; the answer kept per query) and search the namespace's labels
             it names. Off by default: a query's labels are matched by embedding alone.
+        clock: What the memory takes as now: a function returning a datetime (default: the
+            wall clock). It dates what is written without a time of its own (records; an
+            application replaying history passes the replayed time) and is the day a prompt
+            of recalled memories calls today. Expiries (``ttl``, ``expires_at``) always run
+            on the wall clock: they are about keeping data, not about what was said when.
 
     Operations on one namespace run one at a time, in order; different namespaces run in
     parallel (threads, ``asyncio``; on PostgreSQL over its connection pool).
@@ -118,6 +125,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         model: BaseChatModel | None = None,
         model_calls_per_minute: float | None = None,
         label_queries: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         if hybrid is not None and not isinstance(hybrid, HybridConfig):
             raise InvalidTypeError(
@@ -150,6 +158,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
                 f"{label_queries!r} with model={type(model).__name__ if model else None}"
             )
         self.label_queries = label_queries
+        self.clock = wall_clock if clock is None else check_clock(clock)
         if model is not None:
             self.annotator = _annotator(model, model_calls_per_minute, self)
             self._cache.on_opened = self._offer_loaded

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -12,6 +12,16 @@ import numpy as np
 import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
+
+Clock = Callable[[], datetime]
+"""What a memory takes as now: a function of no arguments returning a datetime (naive
+ones are UTC). The wall clock by default; a replay, a test or a benchmark passes its own."""
+
+
+def wall_clock() -> datetime:
+    """Now, in UTC: the default :data:`Clock`."""
+    return datetime.now(timezone.utc)
+
 
 NEVER = datetime.max.replace(tzinfo=timezone.utc)
 """An expiry that never comes: an UPDATE carrying it clears the record's expiry."""

@@ -7,9 +7,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.types import Clock
 
 MAX_NAME_LENGTH = 512
 
@@ -275,3 +277,44 @@ def check_min_score(min_score: object) -> float | None:
     if not math.isfinite(min_score):
         raise InvalidInputError(f"min_score must be finite, got {min_score!r}; or pass None")
     return float(min_score)
+
+
+def check_clock(clock: object) -> Clock:
+    """A memory's clock: a function of no arguments returning a datetime."""
+    if not callable(clock):
+        raise InvalidTypeError(
+            f"clock must be a function returning a datetime, got {type(clock).__name__}; "
+            "leave it out for the wall clock"
+        )
+    return clock  # type: ignore[return-value]
+
+
+def read_clock(clock: Clock) -> datetime:
+    """What ``clock`` says now, as an aware UTC datetime (a naive one is UTC).
+
+    Raises:
+        InvalidTypeError: the clock returned something other than a datetime.
+        InvalidInputError: its time cannot be told in UTC (past year 9999 once converted).
+    """
+    now = clock()
+    if not isinstance(now, datetime):
+        raise InvalidTypeError(
+            f"the memory's clock returned {type(now).__name__} {_short(now)}, not a datetime; "
+            "return datetime.now(timezone.utc) or the time to replay"
+        )
+    try:
+        return now.astimezone(timezone.utc) if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    except OverflowError:
+        raise InvalidInputError(
+            f"the memory's clock returned {now.isoformat()}, which lies outside the years "
+            "1 to 9999 in UTC; return a time within them"
+        ) from None
+
+
+def check_flag(value: object, *, what: str) -> bool:
+    """A switch: ``True`` or ``False``."""
+    if not isinstance(value, bool):
+        raise InvalidTypeError(
+            f"{what} must be True or False, got {type(value).__name__} {value!r}"
+        )
+    return value

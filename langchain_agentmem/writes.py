@@ -123,7 +123,7 @@ class MemoryWrites(MemoryCore):
             namespace: The user (or agent) it belongs to.
             thread: The conversation it came from.
             metadata: JSON-serialisable metadata stored with it.
-            timestamp: The item's own time (default: now).
+            timestamp: The item's own time (default: now, by the memory's ``clock``).
             record_id: The id to use if it is added (default: a new UUID); ids are unique
                 within a namespace.
             ttl: Forget the record this long after now (seconds or a ``timedelta``).
@@ -133,8 +133,9 @@ class MemoryWrites(MemoryCore):
             The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
         """
         expiry = check_expiry(ttl, expires_at)
+        said = self._said_at() if timestamp is None else timestamp
         item = make_candidate(
-            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
+            self.limits, text, namespace, thread, metadata, said, record_id, expiry
         )
         (vector,) = embed_records(self.embeddings, [item.text])
         return self._commit_add(with_embedding(item, vector))
@@ -153,8 +154,9 @@ class MemoryWrites(MemoryCore):
     ) -> list[MemoryOp]:
         """Async :meth:`add`."""
         expiry = check_expiry(ttl, expires_at)
+        said = self._said_at() if timestamp is None else timestamp
         item = make_candidate(
-            self.limits, text, namespace, thread, metadata, timestamp, record_id, expiry
+            self.limits, text, namespace, thread, metadata, said, record_id, expiry
         )
         (vector,) = await aembed_records(self.embeddings, [item.text])
         return await asyncio.to_thread(self._commit_add, with_embedding(item, vector))
@@ -401,7 +403,7 @@ class MemoryWrites(MemoryCore):
         """
         expires = check_expiry(ttl, expires_at)
         items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires, self._said_at()
         )
         if not items:
             return []
@@ -422,7 +424,7 @@ class MemoryWrites(MemoryCore):
         """Async :meth:`add_many`."""
         expires = check_expiry(ttl, expires_at)
         items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires
+            self.limits, texts, namespace, thread, metadatas, record_ids, expires, self._said_at()
         )
         if not items:
             return []

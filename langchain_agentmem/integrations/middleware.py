@@ -26,6 +26,7 @@ duplicate middleware instances"); one instance serves every user and thread.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Annotated, Any
 
 from langchain.agents.middleware.types import (
@@ -44,6 +45,7 @@ from langchain_agentmem.integrations.offers import offered
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
     RECALL_K,
+    SHOW_TODAY,
     MemoryFormatter,
     check_formatter,
     render,
@@ -64,8 +66,15 @@ from langchain_agentmem.integrations.turns import (
 )
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.ranking import check_mode
-from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import check_k, check_min_score, check_name
+from langchain_agentmem.types import Clock, MemoryRecord
+from langchain_agentmem.validation import (
+    check_clock,
+    check_flag,
+    check_k,
+    check_min_score,
+    check_name,
+    read_clock,
+)
 
 
 class AgentMemoryState(AgentState[Any]):
@@ -138,6 +147,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             (the default): every message is sent. Set it below the model's context size,
             less the system prompt, the memories and the reply, so a long thread (or one
             runaway reply) never overflows the model's context.
+        show_today: Tell the model today's date in the block of memories (by ``clock``), so
+            "how many days ago" and "last month" can be answered from the memories' dates.
+        clock: The clock that says what day it is (default: the memory's ``clock``, the
+            wall clock unless the memory was given another).
     """
 
     state_schema = AgentMemoryState
@@ -156,6 +169,8 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         tools: bool = False,
         formatter: MemoryFormatter | None = None,
         history_tokens: int | None = None,
+        show_today: bool = SHOW_TODAY,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__()
         self.memory = check_memory(memory)
@@ -174,6 +189,8 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
                 history_tokens, what="history_tokens", meaning="tokens of history sent"
             )
         )
+        self.show_today = check_flag(show_today, what="show_today")
+        self.clock = None if clock is None else check_clock(clock)
         self.tools = (
             memory_tools(self.memory, user_key=self.user_key, k=self.k, formatter=self.formatter)
             if tools
@@ -277,6 +294,12 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
         namespace, _ = self._namespace(request.runtime)
         return await self.memory.aget_many(ids, namespace=namespace)
 
+    def _today(self) -> datetime | None:
+        """The day the block tells (``None``: ``show_today`` is off)."""
+        if not self.show_today:
+            return None
+        return read_clock(self.memory.clock if self.clock is None else self.clock)
+
     def _request(
         self, request: ModelRequest[Any], records: list[MemoryRecord]
     ) -> ModelRequest[Any]:
@@ -286,8 +309,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentMemoryState, Any]):
             if cut:
                 changes["messages"] = request.messages[cut:]
         limit = self.memory.limits.max_recall_chars
+        today = self._today() if records else None
         text = (
-            render(records, self.formatter, header=self.header, max_chars=limit) if records else ""
+            render(records, self.formatter, header=self.header, max_chars=limit, today=today)
+            if records
+            else ""
         )
         if text:
             changes["system_message"] = with_memories(request.system_message, text)

@@ -69,6 +69,9 @@ that also spells out each line's fields, which read for themselves (LoCoMo, the 
 model: token F1 +0.024 over the long header, both with dates as people write them;
 ``benchmarks/experiments/results/answer_block.txt``)."""
 
+SHOW_TODAY = False
+"""Whether a block of recalled memories tells the model today's date by default."""
+
 RECALL_K = 4
 """Memories recalled into a prompt per turn by default (``AgentMemoryMiddleware``): more
 bring more evidence but not better answers from a small model (LoCoMo, k=6, 8, 10 against 4:
@@ -208,6 +211,17 @@ def written(when: datetime, depth: int = 0) -> str:
     return f"{day}, {when.strftime('%H:%M' if depth == 1 else '%H:%M:%S')} UTC"
 
 
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+"""Day names, English whatever the process's locale."""
+
+
+def today_line(today: datetime) -> str:
+    """The line a block of memories tells the day with: ``Today is Tuesday, 30 May 2023.``
+    (the day in UTC, as the memories' dates are told)."""
+    day = today.astimezone(timezone.utc) if today.tzinfo else today
+    return f"Today is {DAYS[day.weekday()]}, {written(day)}."
+
+
 def stamps(
     records: Sequence[MemoryRecord], write: Callable[[datetime, int], str] = written
 ) -> list[str]:
@@ -306,6 +320,7 @@ def format_memories(
     header: str | None = DEFAULT_HEADER,
     *,
     with_ids: bool = False,
+    today: datetime | None = None,
 ) -> str:
     """The default formatter: one fenced block of dated, attributed, quoted memories.
 
@@ -314,6 +329,7 @@ def format_memories(
         header: The line written inside the block before the memories (``None`` or
             ``""``: none).
         with_ids: Start each line with the record's id (see :func:`memory_line`).
+        today: Tell the day it is, after the header (:func:`today_line`); ``None``: not.
 
     Returns:
         The block, or ``""`` when there is nothing to tell.
@@ -327,6 +343,8 @@ def format_memories(
     if not lines:
         return ""
     head = [" ".join(header.split())] if header else []
+    if today is not None:
+        head.append(today_line(today))
     return "\n".join([OPEN, *head, *lines, CLOSE])
 
 
@@ -379,11 +397,14 @@ def render(
     *,
     header: str | None = DEFAULT_HEADER,
     max_chars: int = DEFAULT_MAX_RECALL_CHARS,
+    today: datetime | None = None,
 ) -> str:
     """The prompt text of ``memories`` by ``formatter`` (default: :func:`format_memories`).
 
     The formatter gets at most ``max_chars`` characters of the memories' words
-    (:func:`cap_recalled`; an ``AgentMemory`` sets it as ``max_recall_chars``).
+    (:func:`cap_recalled`; an ``AgentMemory`` sets it as ``max_recall_chars``). ``today``:
+    the day the default formatter tells (a formatter of your own that wants it reads
+    ``AgentMemory.now()``).
 
     Raises:
         InvalidInputError: the formatter raised (the error names it and chains the cause).
@@ -391,7 +412,7 @@ def render(
     """
     records = cap_recalled(as_records(memories), max_chars)
     if formatter is None:
-        return format_memories(records, header)
+        return format_memories(records, header, today=today)
     try:
         text = formatter(records)
     except Exception as exc:
@@ -459,4 +480,5 @@ __all__ = [
     "format_memories",
     "render",
     "speaker",
+    "today_line",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import SystemMessage
@@ -18,6 +19,7 @@ from langgraph.config import get_config
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.integrations.prompt import (
     DEFAULT_HEADER,
+    SHOW_TODAY,
     MemoryFormatter,
     as_records,
     check_formatter,
@@ -25,8 +27,15 @@ from langchain_agentmem.integrations.prompt import (
 )
 from langchain_agentmem.integrations.runs import check_memory, run_context, user_namespace
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.types import MemoryRecord
-from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS, check_name, check_namespace
+from langchain_agentmem.types import Clock, MemoryRecord, wall_clock
+from langchain_agentmem.validation import (
+    DEFAULT_MAX_RECALL_CHARS,
+    check_clock,
+    check_flag,
+    check_name,
+    check_namespace,
+    read_clock,
+)
 
 
 def memory_ref(record: MemoryRecord) -> dict[str, Any]:
@@ -244,14 +253,29 @@ async def arecalled_memories(
     return resolve_items(items, found)
 
 
+def told_today(
+    show_today: object, clock: Clock | None, memory: AgentMemory | None
+) -> datetime | None:
+    """The day a block tells: by ``clock``, else ``memory``'s, else the wall clock;
+    ``None`` when ``show_today`` is off."""
+    if not check_flag(show_today, what="show_today"):
+        return None
+    if clock is not None:
+        return read_clock(check_clock(clock))
+    return read_clock(wall_clock if memory is None else memory.clock)
+
+
 def _message(
     records: Sequence[MemoryRecord],
     formatter: MemoryFormatter | None,
     header: str | None,
     memory: AgentMemory | None,
+    today: datetime | None,
 ) -> SystemMessage | None:
     limit = DEFAULT_MAX_RECALL_CHARS if memory is None else memory.limits.max_recall_chars
-    text = render(records, formatter, header=header, max_chars=limit) if records else ""
+    text = (
+        render(records, formatter, header=header, max_chars=limit, today=today) if records else ""
+    )
     return SystemMessage(content=text) if text else None
 
 
@@ -265,6 +289,8 @@ def memories_message(
     user_key: str = "user_id",
     header: str | None = DEFAULT_HEADER,
     formatter: MemoryFormatter | None = None,
+    show_today: bool = SHOW_TODAY,
+    clock: Clock | None = None,
 ) -> SystemMessage | None:
     """A system message holding the recalled memories, fenced, or ``None`` when none.
 
@@ -286,6 +312,8 @@ def memories_message(
         header: The line written inside the block before the memories.
         formatter: Replaces :func:`format_memories` (a function of a list of
             ``MemoryRecord`` returning a str).
+        show_today: Tell today's date in the block (by ``clock``).
+        clock: What day it is (default: ``memory``'s clock, else the wall clock).
 
     Raises:
         InvalidInputError: references without ``memory``; or the user cannot be told
@@ -297,10 +325,11 @@ def memories_message(
     items, ns, ids = _plan(
         memories, memory, config, context, namespace, user_key, "memories_message"
     )
+    today = told_today(show_today, clock, memory)
     if memory is None:
-        return _message(as_records(items), formatter, header, None)
+        return _message(as_records(items), formatter, header, None, today)
     found = memory.get_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header, memory)
+    return _message(resolve_items(items, found), formatter, header, memory, today)
 
 
 async def amemories_message(
@@ -313,13 +342,16 @@ async def amemories_message(
     user_key: str = "user_id",
     header: str | None = DEFAULT_HEADER,
     formatter: MemoryFormatter | None = None,
+    show_today: bool = SHOW_TODAY,
+    clock: Clock | None = None,
 ) -> SystemMessage | None:
     """Async :func:`memories_message` (reads the texts without blocking the event loop)."""
     formatter = check_formatter(formatter)
     items, ns, ids = _plan(
         memories, memory, config, context, namespace, user_key, "amemories_message"
     )
+    today = told_today(show_today, clock, memory)
     if memory is None:
-        return _message(as_records(items), formatter, header, None)
+        return _message(as_records(items), formatter, header, None, today)
     found = await memory.aget_many(ids, namespace=ns) if ns is not None else []
-    return _message(resolve_items(items, found), formatter, header, memory)
+    return _message(resolve_items(items, found), formatter, header, memory, today)
