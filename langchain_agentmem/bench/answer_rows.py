@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import faiss
@@ -30,6 +31,7 @@ from langchain_agentmem.bench.answer_cache import LATENCY_KEY
 from langchain_agentmem.bench.runner import turn_adds
 from langchain_agentmem.embeddings import embed_texts, normalize
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware, AgentMemoryState
+from langchain_agentmem.integrations.prompt import today_line
 from langchain_agentmem.locomo import Conversation, Question, Turn, turn_text
 from langchain_agentmem.memory import AgentMemory
 
@@ -64,17 +66,25 @@ class ConversationRun:
     namespace: str
     dia_ids: dict[str, str] = field(default_factory=dict)
     """Record id -> the dia id of the turn it holds."""
+    today: datetime | None = None
+    """The day the questions are asked, where a row tells it (``None``: not told)."""
 
     @classmethod
     def of(cls, conv: Conversation, memory: AgentMemory, namespace: str) -> ConversationRun:
-        """The run of ``conv``, stored in ``memory`` under ``namespace``."""
+        """The run of ``conv``, stored in ``memory`` under ``namespace`` (each record's
+        ``dia_id`` names its turn)."""
         records = memory.records(namespace)
         ids = {r.id: str(r.metadata.get("dia_id", "")) for r in records}
         return cls(conv, memory, namespace, ids)
 
+    def __post_init__(self) -> None:
+        self.record_ids = {d: r for r, d in reversed(list(self.dia_ids.items()))}
+        """Dia id -> the (first) record that holds that turn."""
+
     def record_id(self, dia_id: str) -> str:
-        """The id ``agentmem bench`` stores a turn under."""
-        return f"{self.conv.sample_id}:{dia_id}"
+        """The id of the record that holds turn ``dia_id`` (as ``agentmem bench locomo``
+        stores it, where no record does)."""
+        return self.record_ids.get(dia_id, f"{self.conv.sample_id}:{dia_id}")
 
 
 def _prompt_tokens(message: AIMessage, sent: str) -> int:
@@ -132,6 +142,9 @@ class AnswerRow:
     """A row: how the model is told what it knows (subclasses say how)."""
 
     name = "row"
+    system = ANSWER_SYSTEM
+    """The application's system prompt, before what a memory adds (set it on an instance
+    for another benchmark's questions)."""
 
     def start(self, run: ConversationRun, model: BaseChatModel) -> None:
         """Get ready for ``run``'s questions (called once per conversation)."""
@@ -171,7 +184,7 @@ class NoMemory(AnswerRow):
 
     def start(self, run: ConversationRun, model: BaseChatModel) -> None:
         self.recorder = _Recorder()
-        self.agent = create_agent(model, system_prompt=ANSWER_SYSTEM, middleware=[self.recorder])
+        self.agent = create_agent(model, system_prompt=self.system, middleware=[self.recorder])
 
     def ask(self, run: ConversationRun, question: Question) -> Asked:
         return _answer(self.agent, self.recorder, run, question.question)
@@ -192,7 +205,7 @@ class MemoryRow(AnswerRow):
         self.recorder = _Recorder()
         memory = AgentMemoryMiddleware(self._memory(run), remember=False, **self.middleware)
         self.agent = create_agent(
-            model, system_prompt=ANSWER_SYSTEM, middleware=[memory, self.recorder]
+            model, system_prompt=self.system, middleware=[memory, self.recorder]
         )
 
     def ask(self, run: ConversationRun, question: Question) -> Asked:
@@ -247,7 +260,7 @@ class GivenRow(AnswerRow):
         self.recorder = _Recorder()
         given = _GivenMemories(run.memory, remember=False, **self.middleware)
         self.agent = create_agent(
-            model, system_prompt=ANSWER_SYSTEM, middleware=[given, self.recorder]
+            model, system_prompt=self.system, middleware=[given, self.recorder]
         )
         self.index = {q: i for i, q in enumerate(run.conv.questions)}
 
@@ -273,7 +286,7 @@ def seed_faiss_l2(k: int = SEED_K) -> Picker:
             index = faiss.IndexFlatL2(vectors.shape[1])
             index.add(vectors)
             built.clear()  # one conversation at a time
-            built[run.namespace] = (index, [str(r.metadata["dia_id"]) for r in records])
+            built[run.namespace] = (index, [run.dia_ids.get(r.id, r.id) for r in records])
         index, dia_ids = built[run.namespace]
         question = run.conv.questions[qi].question
         vector = np.asarray(embed_texts(run.memory.embeddings, [question]), dtype=np.float32)
@@ -313,8 +326,9 @@ class FullContext(AnswerRow):
 
     name = "full-context"
 
-    def __init__(self, context_tokens: int | None) -> None:
+    def __init__(self, context_tokens: int | None, *, show_today: bool = False) -> None:
         self.context_tokens = context_tokens
+        self.show_today = show_today
         self.cut: dict[str, dict[str, int]] = {}
 
     def _fit(self, turns: Sequence[Turn], questions: Sequence[Question]) -> int:
@@ -322,7 +336,7 @@ class FullContext(AnswerRow):
         if self.context_tokens is None:
             return 0
         longest = max((approx_tokens(q.question) for q in questions), default=0)
-        room = self.context_tokens - approx_tokens(ANSWER_SYSTEM) - longest - ANSWER_TOKENS
+        room = self.context_tokens - approx_tokens(self.system) - longest - ANSWER_TOKENS
         room -= TEMPLATE_TOKENS
         low, high = 0, len(turns)  # the fewest turns cut that fit lies in [low, high]
         while low < high:
@@ -339,7 +353,8 @@ class FullContext(AnswerRow):
         self.kept = {t.dia_id for t in turns[start:]}
         self.cut[run.conv.sample_id] = {"turns": len(turns), "cut": start}
         self.recorder = _Recorder()
-        system = f"{ANSWER_SYSTEM}\n\n{transcript(turns[start:])}"
+        today = f"\n\n{today_line(run.today)}" if self.show_today and run.today else ""
+        system = f"{self.system}{today}\n\n{transcript(turns[start:])}"
         self.agent = create_agent(model, system_prompt=system, middleware=[self.recorder])
 
     def ask(self, run: ConversationRun, question: Question) -> Asked:

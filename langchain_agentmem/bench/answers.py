@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,12 +42,14 @@ class Scored:
 
     conversation: str
     question: str
-    category: int
+    category: int | str
+    """LoCoMo's category; LongMemEval's question type (or ``abstention``)."""
     gold: str
     answer: str
-    f1: float
+    f1: float | None
+    """``None``: not scored without a judge (a LongMemEval preference rubric)."""
     bleu1: float
-    contains: bool
+    contains: bool | None
     judge: bool | None
     prompt_tokens: int
     latency_s: float | None
@@ -55,6 +57,8 @@ class Scored:
     """The share of the question's evidence turns the model was shown (``None``: the
     question names no evidence)."""
     shown: int
+    declined: bool | None = None
+    """Whether the answer says it cannot know (scored on LongMemEval only)."""
 
 
 def sample_questions(conv: Conversation, n: int | None, seed: int = 0) -> list[Question]:
@@ -69,6 +73,11 @@ def sample_questions(conv: Conversation, n: int | None, seed: int = 0) -> list[Q
     random.Random(f"{seed}:{conv.sample_id}").shuffle(order)
     chosen = set(order[:n])
     return [q for i, q in enumerate(questions) if i in chosen]
+
+
+Scorer = Callable[[Conversation, Question, Asked, "bool | None"], Scored]
+"""Scores one answer: the conversation, the question, what the row answered, a judge's
+verdict (``None``: no judge)."""
 
 
 def score(conv: Conversation, question: Question, asked: Asked, judged: bool | None) -> Scored:
@@ -92,24 +101,44 @@ def score(conv: Conversation, question: Question, asked: Asked, judged: bool | N
     )
 
 
+def _mean(values: Sequence[float | bool | None]) -> float | None:
+    """The mean of the values that are not ``None`` (``None`` when none is)."""
+    known = [float(v) for v in values if v is not None]
+    return round(sum(known) / len(known), 4) if known else None
+
+
 def _means(rows: Sequence[Scored]) -> dict[str, Any]:
-    n = len(rows)
-    judged = [r.judge for r in rows if r.judge is not None]
-    return {
-        "f1": round(sum(r.f1 for r in rows) / n, 4) if n else None,
-        "bleu1": round(sum(r.bleu1 for r in rows) / n, 4) if n else None,
-        "contains": round(sum(r.contains for r in rows) / n, 4) if n else None,
-        "judge": round(sum(judged) / len(judged), 4) if judged else None,
-        "n": n,
+    out = {
+        "f1": _mean([r.f1 for r in rows]),
+        "bleu1": _mean([r.bleu1 for r in rows]),
+        "contains": _mean([r.contains for r in rows]),
+        "judge": _mean([r.judge for r in rows]),
+        "n": len(rows),
     }
+    declined = [r.declined for r in rows if r.declined is not None]
+    if declined:
+        out["declined"] = _mean(declined)
+    return out
 
 
-def summarise(rows: Sequence[Scored]) -> dict[str, Any]:
-    """A row's scores: means overall and per category, prompt tokens, latency, recall."""
+@dataclass(frozen=True)
+class Grouping:
+    """How a table splits answers: the JSON key and the groups, by ``Scored.category``."""
+
+    key: str
+    groups: tuple[str, ...]
+
+
+LOCOMO_GROUPS = Grouping("by_category", CATEGORY_IDS)
+"""LoCoMo's categories."""
+
+
+def summarise(rows: Sequence[Scored], grouping: Grouping = LOCOMO_GROUPS) -> dict[str, Any]:
+    """A row's scores: means overall and per group, prompt tokens, latency, recall."""
     out = _means(rows)
     out["judged"] = sum(1 for r in rows if r.judge is not None)
-    out["by_category"] = {
-        c: _means([r for r in rows if str(r.category) == c]) for c in CATEGORY_IDS
+    out[grouping.key] = {
+        c: _means([r for r in rows if str(r.category) == c]) for c in grouping.groups
     }
     out["prompt_tokens"] = round(float(np.mean([r.prompt_tokens for r in rows])), 1) if rows else 0
     latencies = [r.latency_s for r in rows if r.latency_s is not None]
@@ -134,6 +163,7 @@ class AnswerBench:
         progress: Show a progress bar.
         total: Questions to expect in all (for the progress bar).
         cache: Where the model's answers are kept (said when a run stops early).
+        grouping: How the table splits answers (LoCoMo's categories by default).
     """
 
     def __init__(
@@ -147,8 +177,10 @@ class AnswerBench:
         progress: bool = True,
         total: int | None = None,
         cache: str | Path | None = None,
+        grouping: Grouping = LOCOMO_GROUPS,
     ) -> None:
         self.rows = list(rows)
+        self.grouping = grouping
         self.cache = cache
         self.model = model
         self.judge = judge
@@ -169,7 +201,11 @@ class AnswerBench:
     def __call__(self, memory: AgentMemory, conv: Conversation, namespace: str) -> None:
         """Ask every row ``conv``'s questions (stored in ``memory`` under ``namespace``)."""
         run = ConversationRun.of(conv, memory, namespace)
-        questions = sample_questions(conv, self.per_conversation)
+        self.ask(run, sample_questions(conv, self.per_conversation), score)
+
+    def ask(self, run: ConversationRun, questions: Sequence[Question], scorer: Scorer) -> None:
+        """Ask every row ``questions`` of ``run``, each answer scored by ``scorer``."""
+        conv = run.conv
         for row in self.rows:
             self.bar.set_postfix_str(f"{conv.sample_id}: {row.name}")
             row.start(run, self.model)
@@ -180,7 +216,7 @@ class AnswerBench:
                     if self.judge is None
                     else judge_answer(self.judge, question.question, question.answer, asked.answer)
                 )
-                scored = score(conv, question, asked, judged)
+                scored = scorer(conv, question, asked, judged)
                 self.scored[row.name].append(scored)
                 if self.log is not None:
                     with self.log.open("a", encoding="utf-8") as out:
@@ -194,7 +230,8 @@ class AnswerBench:
     def result(self) -> dict[str, Any]:
         """Each row's :func:`summarise`, with what the row says of itself, by row name."""
         return {
-            row.name: {**summarise(self.scored[row.name]), **row.describe()} for row in self.rows
+            row.name: {**summarise(self.scored[row.name], self.grouping), **row.describe()}
+            for row in self.rows
         }
 
 
@@ -262,8 +299,11 @@ def plot_answers(answers: dict[str, Any], path: str | Path, *, model: str) -> No
 
 __all__ = [
     "CATEGORY_IDS",
+    "LOCOMO_GROUPS",
     "AnswerBench",
+    "Grouping",
     "Scored",
+    "Scorer",
     "format_answers",
     "plot_answers",
     "sample_questions",

@@ -18,7 +18,7 @@ from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.locomo import CATEGORIES, Conversation, LoadReport, turn_metadata, turn_text
 from langchain_agentmem.memory import AgentMemory
 from langchain_agentmem.ranking import SEARCH_MODES
-from langchain_agentmem.types import Vector
+from langchain_agentmem.types import MemoryRecord, Vector
 
 MemoryFactory = Callable[[], AgentMemory]
 """Makes the memory under test (fresh and empty); the bench closes it when done."""
@@ -31,7 +31,9 @@ BARE_EMBED_EVERY = 3
 
 
 @dataclass
-class _Timings:
+class Timings:
+    """Durations (seconds) of one bench run: adds, bare embeddings and faiss, searches."""
+
     add: list[float] = field(default_factory=list)
     bare_embed_doc: list[float] = field(default_factory=list)
     bare_embed_query: list[float] = field(default_factory=list)
@@ -56,27 +58,37 @@ def _bare_encoder(memory: AgentMemory) -> Callable[[str], Vector]:
     return lambda text: embed_texts(emb, [text])
 
 
-class _Scores:
-    """Recall@k and hit@k sums of one method, overall and per category."""
+class Scores:
+    """Recall@k and hit@k sums of one method, overall and per group (a LoCoMo category,
+    a LongMemEval question type), JSON-ready under ``key``."""
 
-    def __init__(self, ks: Sequence[int]) -> None:
+    def __init__(self, ks: Sequence[int], groups: Sequence[str], key: str = "categories") -> None:
         self.ks = list(ks)
+        self.groups = list(groups)
+        self.key = key
         self.sums: dict[str, dict[str, float]] = {}
         self.counts: dict[str, int] = {}
 
+    def count(self, group: str) -> None:
+        """Count one more question of ``group`` (its measures added with :meth:`add_measure`)."""
+        for into in ("overall", group):
+            self.counts[into] = self.counts.get(into, 0) + 1
+
+    def add_measure(self, group: str, name: str, value: float) -> None:
+        """Add ``value`` to measure ``name`` of ``group`` and of the whole."""
+        for into in ("overall", group):
+            sums = self.sums.setdefault(into, {})
+            sums[name] = sums.get(name, 0.0) + value
+
     def add(
-        self, category: int, retrieved: Sequence[str], evidence: Sequence[str], *, whole: bool
+        self, group: str, retrieved: Sequence[str], evidence: Sequence[str], *, whole: bool
     ) -> None:
         """Score one question; ``whole``: the list counts in full at every k (the window)."""
-        for group in ("overall", CATEGORIES[category]):
-            sums = self.sums.setdefault(group, {})
-            self.counts[group] = self.counts.get(group, 0) + 1
-            for cut in self.ks:
-                k = len(retrieved) if whole else cut
-                sums[f"recall@{cut}"] = sums.get(f"recall@{cut}", 0.0) + recall_at_k(
-                    retrieved, evidence, k
-                )
-                sums[f"hit@{cut}"] = sums.get(f"hit@{cut}", 0.0) + hit_at_k(retrieved, evidence, k)
+        self.count(group)
+        for cut in self.ks:
+            k = len(retrieved) if whole else cut
+            self.add_measure(group, f"recall@{cut}", recall_at_k(retrieved, evidence, k))
+            self.add_measure(group, f"hit@{cut}", hit_at_k(retrieved, evidence, k))
 
     def result(self) -> dict[str, Any]:
         def mean(group: str) -> dict[str, float]:
@@ -86,9 +98,8 @@ class _Scores:
 
         out: dict[str, Any] = mean("overall")
         out["questions"] = self.counts.get("overall", 0)
-        out["categories"] = {
-            name: {**mean(name), "questions": self.counts.get(name, 0)}
-            for name in CATEGORIES.values()
+        out[self.key] = {
+            name: {**mean(name), "questions": self.counts.get(name, 0)} for name in self.groups
         }
         return out
 
@@ -133,8 +144,9 @@ def run_locomo(
     methods = [f"agentmem-{mode}" for mode in modes]
     if baselines:
         methods += [f"window-{WINDOW}", "seed-faiss-l2", "bm25-plain", "rrf-dense-bm25"]
-    scores = {method: _Scores(ks) for method in methods}
-    timings = _Timings(search={mode: [] for mode in modes})
+    groups = list(CATEGORIES.values())
+    scores = {method: Scores(ks, groups) for method in methods}
+    timings = Timings(search={mode: [] for mode in modes})
     total_turns = sum(len(c.turns) for c in conversations)
     total_questions = sum(sum(1 for q in c.questions if q.evidence) for c in conversations)
 
@@ -151,19 +163,24 @@ def run_locomo(
     try:
         for conv in conversations:
             namespace = f"locomo-{conv.sample_id}"
-            texts = _ingest(memory, conv, namespace, timings, encode, bar)
+            texts = _ingest_locomo(memory, conv, namespace, timings, encode, bar)
             if settle is not None:
                 settle(memory)
-            indexes = _BareIndexes(memory.records(namespace), texts, conv)
+            records = memory.records(namespace)
+            window = [t.dia_id for t in conv.turns[-WINDOW:]]
+            indexes = BareIndexes([dia_id(r) for r in records], records, texts, window)
             bar.set_postfix_str(f"{conv.sample_id}: questions")
-            asked = _Asked(memory, namespace, modes, depth, timings, encode, indexes, baselines)
+            asked = Asked(
+                memory, namespace, modes, depth, timings, encode, indexes, baselines, dia_id
+            )
             for q in conv.questions:
                 if not q.evidence:
                     continue
                 ranked = asked.rankings(q.question)
                 for method in methods:
                     whole = method == f"window-{WINDOW}"
-                    scores[method].add(q.category, ranked[method], q.evidence, whole=whole)
+                    group = CATEGORIES[q.category]
+                    scores[method].add(group, ranked[method], q.evidence, whole=whole)
                 bar.update(1)
             if after is not None:
                 after(memory, conv, namespace)
@@ -177,32 +194,33 @@ def run_locomo(
         "ks": ks,
         "load_report": report.lines() if report is not None else [],
         "retrieval": {method: scores[method].result() for method in methods},
-        "timing": _timing_summary(timings),
+        "timing": timing_summary(timings),
     }
 
 
 @dataclass
-class _Asked:
-    """How one conversation's questions are asked: of the memory in each mode, timed,
-    and of the bare baselines."""
+class Asked:
+    """How one haystack's questions are asked: of the memory in each mode, timed, and of
+    the bare baselines; a hit is named by ``key_of`` (the id of the turn it holds)."""
 
     memory: AgentMemory
     namespace: str
     modes: Sequence[str]
     depth: int
-    timings: _Timings
+    timings: Timings
     encode: Callable[[str], Vector]
-    indexes: _BareIndexes
+    indexes: BareIndexes
     baselines: bool
+    key_of: Callable[[MemoryRecord], str]
 
     def rankings(self, question: str) -> dict[str, list[str]]:
-        """Each method's dia ids for ``question``, best first; the timings noted."""
+        """Each method's turn keys for ``question``, best first; the timings noted."""
         ranked: dict[str, list[str]] = {}
         for mode in self.modes:
             t0 = time.perf_counter()
             hits = self.memory.search(question, namespace=self.namespace, k=self.depth, mode=mode)
             self.timings.search[mode].append(time.perf_counter() - t0)
-            ranked[f"agentmem-{mode}"] = [str(h.metadata["dia_id"]) for h in hits]
+            ranked[f"agentmem-{mode}"] = [self.key_of(h) for h in hits]
         t0 = time.perf_counter()
         qvec = np.asarray(self.encode(question), dtype=np.float32).reshape(1, -1)
         self.timings.bare_embed_query.append(time.perf_counter() - t0)
@@ -212,6 +230,11 @@ class _Asked:
         if self.baselines:
             ranked.update(self.indexes.rank(question, qvec, self.depth))
         return ranked
+
+
+def dia_id(record: MemoryRecord) -> str:
+    """The LoCoMo turn a record holds (its ``dia_id``)."""
+    return str(record.metadata["dia_id"])
 
 
 def turn_adds(conv: Conversation, namespace: str) -> list[dict[str, Any]]:
@@ -233,11 +256,11 @@ def turn_adds(conv: Conversation, namespace: str) -> list[dict[str, Any]]:
     ]
 
 
-def _ingest(
+def _ingest_locomo(
     memory: Any,
     conv: Conversation,
     namespace: str,
-    timings: _Timings,
+    timings: Timings,
     encode: Callable[[str], Any],
     bar: Any,
 ) -> list[str]:
@@ -258,12 +281,22 @@ def _ingest(
     return [add["text"] for add in adds]
 
 
-class _BareIndexes:
-    """A conversation's turns in the baselines' indexes: bare faiss (timed), the seed's L2
-    index, plain BM25 and the last turns' window."""
+class BareIndexes:
+    """A haystack's turns in the baselines' indexes: bare faiss (timed), the seed's L2
+    index, plain BM25 and the last turns' window.
 
-    def __init__(self, records: Sequence[Any], texts: list[str], conv: Conversation) -> None:
-        self.dia_ids = [str(r.metadata["dia_id"]) for r in records]
+    Args:
+        keys: The turn each record holds, in the order of ``records``.
+        records: The stored records (their vectors).
+        texts: The turns' texts, as BM25 indexes them.
+        window: The turns a window of the last ones holds.
+    """
+
+    def __init__(
+        self, keys: list[str], records: Sequence[MemoryRecord], texts: list[str], window: list[str]
+    ) -> None:
+        self.keys = keys
+        self.turns = [key for key, r in zip(keys, records, strict=True) if r.embedding is not None]
         vectors = normalize(np.stack([r.embedding for r in records if r.embedding is not None]))
         self.bare = faiss.IndexFlatIP(vectors.shape[1])
         self.bare.add(vectors)
@@ -274,24 +307,24 @@ class _BareIndexes:
             bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False
         )
         self.size = len(texts)
-        self.window = [t.dia_id for t in conv.turns[-WINDOW:]]
+        self.window = window
 
     def rank(self, question: str, qvec: np.ndarray, depth: int) -> dict[str, list[str]]:
         """Each baseline's ranking of the turns for ``question`` (embedded as ``qvec``)."""
         ranked: dict[str, list[str]] = {}
         _, idx = self.seed.search(qvec, depth)
-        ranked["seed-faiss-l2"] = [self.dia_ids[i] for i in idx[0] if i >= 0]
+        ranked["seed-faiss-l2"] = [self.turns[i] for i in idx[0] if i >= 0]
         tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
         docs, doc_scores = self.bm25.retrieve(tokens, k=min(depth, self.size), show_progress=False)
         ranked["bm25-plain"] = [
-            self.dia_ids[int(i)] for i, s in zip(docs[0], doc_scores[0], strict=True) if s > 0
+            self.keys[int(i)] for i, s in zip(docs[0], doc_scores[0], strict=True) if s > 0
         ]
         ranked[f"window-{WINDOW}"] = self.window
         ranked["rrf-dense-bm25"] = _rrf([ranked["seed-faiss-l2"], ranked["bm25-plain"]], depth)
         return ranked
 
 
-def _timing_summary(t: _Timings) -> dict[str, Any]:
+def timing_summary(t: Timings) -> dict[str, Any]:
     add_p50 = percentile_ms(t.add, 50)
     embed_p50 = percentile_ms(t.bare_embed_doc, 50)
     bare_search = [e + f for e, f in zip(t.bare_embed_query, t.bare_faiss, strict=True)]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem.bench.summary import format_summary, plot_recall
+from langchain_agentmem.cli import longmemeval
 from langchain_agentmem.cli.args import add_command
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 
@@ -27,7 +28,7 @@ def _ks(value: str) -> list[int]:
 
 
 def add_parsers(subparsers: Any) -> None:
-    """Add ``bench locomo`` to the ``agentmem`` sub-commands."""
+    """Add ``bench locomo`` and ``bench longmemeval`` to the ``agentmem`` sub-commands."""
     bench = add_command(
         subparsers,
         "bench",
@@ -69,6 +70,7 @@ def add_parsers(subparsers: Any) -> None:
     locomo.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_answer_arguments(locomo)
     locomo.set_defaults(func=run_bench)
+    longmemeval.add_parser(which)
 
 
 def _positive(value: str) -> int:
