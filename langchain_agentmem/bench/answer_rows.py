@@ -67,15 +67,22 @@ class ConversationRun:
     dia_ids: dict[str, str] = field(default_factory=dict)
     """Record id -> the dia id of the turn it holds."""
     today: datetime | None = None
-    """The day the questions are asked, where a row tells it (``None``: not told)."""
+    """The day the questions are asked, where a row tells it: LongMemEval's question date;
+    a LoCoMo conversation's last session (its questions come after it)."""
 
     @classmethod
     def of(cls, conv: Conversation, memory: AgentMemory, namespace: str) -> ConversationRun:
         """The run of ``conv``, stored in ``memory`` under ``namespace`` (each record's
-        ``dia_id`` names its turn)."""
+        ``dia_id`` names its turn), asked on the day of its last session."""
         records = memory.records(namespace)
         ids = {r.id: str(r.metadata.get("dia_id", "")) for r in records}
-        return cls(conv, memory, namespace, ids)
+        dates = [t.date for t in conv.turns if t.date is not None]
+        return cls(conv, memory, namespace, ids, today=max(dates, default=None))
+
+    def clock(self) -> Callable[[], datetime] | None:
+        """A clock stopped at :attr:`today` (``None``: the memory's own)."""
+        today = self.today
+        return None if today is None else lambda: today
 
     def __post_init__(self) -> None:
         self.record_ids = {d: r for r, d in reversed(list(self.dia_ids.items()))}
@@ -203,7 +210,9 @@ class MemoryRow(AnswerRow):
 
     def start(self, run: ConversationRun, model: BaseChatModel) -> None:
         self.recorder = _Recorder()
-        memory = AgentMemoryMiddleware(self._memory(run), remember=False, **self.middleware)
+        memory = AgentMemoryMiddleware(
+            self._memory(run), remember=False, clock=run.clock(), **self.middleware
+        )
         self.agent = create_agent(
             model, system_prompt=self.system, middleware=[memory, self.recorder]
         )
@@ -258,7 +267,7 @@ class GivenRow(AnswerRow):
 
     def start(self, run: ConversationRun, model: BaseChatModel) -> None:
         self.recorder = _Recorder()
-        given = _GivenMemories(run.memory, remember=False, **self.middleware)
+        given = _GivenMemories(run.memory, remember=False, clock=run.clock(), **self.middleware)
         self.agent = create_agent(
             model, system_prompt=self.system, middleware=[given, self.recorder]
         )

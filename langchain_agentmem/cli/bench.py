@@ -88,7 +88,9 @@ def _add_answer_arguments(locomo: argparse.ArgumentParser) -> None:
         "answers",
         "with --answers, a chat model (OpenAI protocol) is asked every question from what "
         "each row shows it: no memory, the seed's plain RAG, the defaults, the whole "
-        "conversation (and each policy with --budget); JSON key 'answers'",
+        "conversation (and each policy with --budget); the defaults also with today's date "
+        "told or not, whichever is not the default (today: the last session's date); JSON "
+        "key 'answers'",
     )
     answers.add_argument(
         "--answers", action="store_true", help="also score what a chat model answers"
@@ -279,6 +281,7 @@ def answer_bench(
         seed_faiss_l2,
     )
     from langchain_agentmem.bench.answers import AnswerBench
+    from langchain_agentmem.integrations.prompt import SHOW_TODAY
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.rl.data import cache_dir
 
@@ -292,9 +295,14 @@ def answer_bench(
     context = args.context_tokens or server_context(server_url(args.model_url))
     rows = [
         NoMemory(),
-        GivenRow("seed-faiss-l2", seed_faiss_l2(SEED_K)),
+        GivenRow("seed-faiss-l2", seed_faiss_l2(SEED_K), show_today=SHOW_TODAY),
         MemoryRow(),
-        FullContext(context),
+        # the clock's other setting beside the default: what telling today changes
+        MemoryRow(
+            "agentmem-hybrid" + ("-no-today" if SHOW_TODAY else "+today"),
+            show_today=not SHOW_TODAY,
+        ),
+        FullContext(context, show_today=SHOW_TODAY),
     ]
     if args.annotate:
         from langchain_agentmem.bench.answer_models import bench_model

@@ -111,14 +111,23 @@ def test_every_row_answers_every_question_and_is_scored(
     with ScriptedOpenAIServer(default=_reader) as server:
         result = _run(data, server, tmp_path / "r.json", "--context-tokens", "4000")
     answers = result["answers"]
-    assert list(answers) == ["no-memory", "seed-faiss-l2", "agentmem-hybrid", "full-context"]
+    assert list(answers) == [
+        "no-memory",
+        "seed-faiss-l2",
+        "agentmem-hybrid",
+        "agentmem-hybrid+today",
+        "full-context",
+    ]
     for row in answers.values():
         assert row["n"] == 8  # four questions of categories 1-4, two conversations
         assert set(row["by_category"]) == {"1", "2", "3", "4"}
         assert all(row["by_category"][c]["n"] == 2 for c in "1234")
         assert {"f1", "bleu1", "contains", "judge", "prompt_tokens"} <= set(row)
         assert row["judge"] is None  # no judge asked
-    assert len(server.requests) == 4 * 8  # category 5 is not asked
+    assert len(server.requests) == 5 * 8  # category 5 is not asked
+    told = [message_text(r["messages"][0]) for r in server.requests]
+    # The +today row, and it alone, tells the day of the last session (1 July 2023).
+    assert sum("Today is Saturday, 1 July 2023." in text for text in told) == 8
     assert answers["no-memory"]["f1"] == 0.0
     assert answers["agentmem-hybrid"]["f1"] > 0.9  # the evidence is in the block
     assert answers["full-context"]["f1"] > 0.9
@@ -167,9 +176,9 @@ def test_a_rerun_asks_nothing_and_an_interrupted_run_resumes(data: Path, tmp_pat
         assert main(argv) == 1  # the server went down mid-run
         assert not out.exists()
         first = _run(data, server, out)
-        assert len(server.requests) == 5 + 3 + (4 * 8 - 5)  # the five kept are not asked again
+        assert len(server.requests) == 5 + 3 + (5 * 8 - 5)  # the five kept are not asked again
         _run(data, server, out)
-        assert len(server.requests) == 5 + 3 + (4 * 8 - 5)  # nothing new to ask
+        assert len(server.requests) == 5 + 3 + (5 * 8 - 5)  # nothing new to ask
     assert json.loads(out.read_text())["answers"] == first["answers"]
 
 
