@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from tqdm import tqdm
 
@@ -256,6 +258,49 @@ def _turn_key(turns_of: dict[str, list[str]]) -> Callable[[MemoryRecord], str]:
     return key
 
 
+def ingest_cost(
+    stacks: Sequence[Haystack], embeddings: Embeddings, folder: Path
+) -> dict[str, dict[str, float]]:
+    """What storing ``stacks`` costs, cold (the model embeds every text), for each thing
+    kept: each in a fresh SQLite store in ``folder``, beside a bare embedding of each stored
+    text (the model alone, one pass, no sentences), and the store's size on disk."""
+    out: dict[str, dict[str, float]] = {}
+    for keep, roles in KEEPS.items():
+        clock = ReplayClock()
+        path = folder / f"ingest-{keep}.db"
+        memory = AgentMemory(f"sqlite:///{path}", embeddings=embeddings, clock=clock)
+        try:
+            encode = _bare_encoder(memory)
+            encode("warm up")
+            timings = Timings()
+            texts: list[str] = []
+            for i, stack in enumerate(stacks):
+                namespace = f"ingest-{i}"
+                store_haystack(memory, clock, stack, namespace, roles, timings)
+                texts += [r.text for r in memory.records(namespace)]
+            bare = 0.0
+            for text in texts:
+                t0 = time.perf_counter()
+                encode(text)
+                bare += time.perf_counter() - t0
+        finally:
+            memory.close()
+        ingest = sum(timings.add)
+        out[keep] = {
+            "records": len(texts),
+            "sessions": sum(len(s.sessions) for s in stacks),
+            "ingest_s": round(ingest, 2),
+            "records_per_s": round(len(texts) / ingest, 2) if ingest else 0.0,
+            "bare_embed_s": round(bare, 2),
+            "bare_records_per_s": round(len(texts) / bare, 2) if bare else 0.0,
+            "ingest_over_bare": round(ingest / bare, 3) if bare else 0.0,
+            "store_bytes": sum(
+                f.stat().st_size for f in folder.glob(f"ingest-{keep}.db*") if f.is_file()
+            ),
+        }
+    return out
+
+
 def _tally(stored: dict[str, int], records: Sequence[MemoryRecord]) -> None:
     for r in records:
         stored["records"] += 1
@@ -288,6 +333,7 @@ __all__ = [
     "KEEPS",
     "ReplayClock",
     "exchanges",
+    "ingest_cost",
     "run_longmemeval",
     "session_of",
     "store_haystack",

@@ -68,8 +68,30 @@ def stored_line(run: dict[str, Any]) -> str:
     )
 
 
+def ingest_lines(ingest: dict[str, dict[str, float]]) -> list[str]:
+    """Cold ingest per thing kept, beside a bare embedding of the same texts."""
+    lines = ["ingest, cold (the model embeds every text; a bare embedding: one pass a text):"]
+    for keep, c in ingest.items():
+        lines.append(
+            f"  {keep:<15} {c['records']:.0f} records of {c['sessions']:.0f} sessions in "
+            f"{c['ingest_s']:.1f} s: {c['records_per_s']:.1f} records/s (bare embedding "
+            f"{c['bare_records_per_s']:.1f}/s, {c['ingest_over_bare']:.2f}x its time); store "
+            f"{c['store_bytes'] / 1e6:.2f} MB"
+        )
+    if {"user", "user+assistant"} <= set(ingest):
+        user, both = ingest["user"], ingest["user+assistant"]
+        replies = both["records"] - user["records"]
+        if replies > 0:
+            each = (both["ingest_s"] - user["ingest_s"]) / replies * 1000
+            lines.append(
+                f"  keeping the assistant's replies: {replies:.0f} more records, {each:.0f} ms "
+                f"an add each, {both['store_bytes'] / max(user['store_bytes'], 1):.1f}x the store"
+            )
+    return lines
+
+
 def format_lme_summary(result: dict[str, Any]) -> str:
-    """Every run's tables, then the answers of each."""
+    """Every run's tables, then the answers of each, then the cold ingest."""
     from langchain_agentmem.bench.longmemeval_answers import format_lme_answers
 
     lines: list[str] = []
@@ -85,7 +107,9 @@ def format_lme_summary(result: dict[str, Any]) -> str:
             model = result.get("answers_setup", {}).get("model", "?")
             lines += ["", format_lme_answers(run["answers"], model=model)]
         lines.append("")
+    if "ingest" in result:
+        lines += ingest_lines(result["ingest"])
     return "\n".join(lines).rstrip()
 
 
-__all__ = ["format_lme_summary", "recall_table", "stored_line", "updates_line"]
+__all__ = ["format_lme_summary", "ingest_lines", "recall_table", "stored_line", "updates_line"]

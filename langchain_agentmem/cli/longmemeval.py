@@ -72,6 +72,13 @@ def add_parser(which: Any) -> None:
         "replies too",
     )
     lme.add_argument(
+        "--ingest-sample",
+        type=whole_number,
+        default=2,
+        help="haystacks stored again cold (the model embedding every text), each thing kept, "
+        "timed beside a bare embedding of the same texts (0: none)",
+    )
+    lme.add_argument(
         "--embeddings", default=None, help="sentence-transformers model folder (default: bundled)"
     )
     lme.add_argument("--torch-threads", type=int, default=1, help="torch threads for the model")
@@ -141,7 +148,11 @@ def run_bench(args: argparse.Namespace) -> int:
     from openai import OpenAIError
 
     from langchain_agentmem.bench.longmemeval import haystacks, load_longmemeval, pick_questions
-    from langchain_agentmem.bench.longmemeval_runner import ReplayClock, run_longmemeval
+    from langchain_agentmem.bench.longmemeval_runner import (
+        ReplayClock,
+        ingest_cost,
+        run_longmemeval,
+    )
     from langchain_agentmem.bench.longmemeval_summary import format_lme_summary
     from langchain_agentmem.bench.memoised import MemoisedEmbeddings
     from langchain_agentmem.embeddings import resolve_embeddings
@@ -201,6 +212,9 @@ def run_bench(args: argparse.Namespace) -> int:
                 result["runs"][keep] = run
         finally:
             memory.close()
+        if args.ingest_sample:
+            base = embeddings.base
+            result["ingest"] = ingest_cost(stacks[: args.ingest_sample], base, Path(tmp))
     result["embedded_texts"] = embeddings.embedded
     if args.answers:
         result["answers_setup"] = _answers_setup(args)

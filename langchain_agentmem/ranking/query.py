@@ -17,6 +17,7 @@ from langchain_agentmem.annotations import SAME_ATTRIBUTE, label_words
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, query_labels
+from langchain_agentmem.ranking.roles import USER, asked_role
 from langchain_agentmem.types import Vector
 
 
@@ -33,6 +34,9 @@ class Query:
     ``HybridConfig.named_speaker``, others' records naming them ``named_mention``."""
     labels: QueryLabels = NO_LABELS
     """The words of the namespace's labels it matched."""
+    asked: str = USER
+    """Whose words it asks for, the user's or the assistant's
+    (:func:`~langchain_agentmem.ranking.roles.asked_role`)."""
 
 
 Speakers = tuple[str, ...]
@@ -97,4 +101,4 @@ def query_of(
         matched = query_labels(
             vector, labels, vectors or {}, config or HybridConfig(), named_labels
         )
-    return Query(asked.text, vector, asked.named, matched)
+    return Query(asked.text, vector, asked.named, matched, asked_role(asked.text))

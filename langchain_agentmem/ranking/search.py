@@ -31,6 +31,11 @@ Newer first: a later restatement of the same speaker's fact is placed just above
 record it restates, whether worded as a change, standing out as an answer, or told as news
 that mirrors the older statement (:mod:`langchain_agentmem.ranking.newer_first`).
 
+Whose words: where the user's words and the assistant's replies are both remembered, the
+records of the side a query does not ask about score ``role_weight`` times their score: a
+user's question about themselves asks for what they said, not for the assistant's long
+replies on the subject (:mod:`langchain_agentmem.ranking.roles`).
+
 Near words: the query's content words bring their nearest words in the bundled model's
 embedding space, whose BM25 counts ``HybridConfig.near_words`` of the query's own
 (:mod:`langchain_agentmem.ranking.near_words`). They rescore the candidates the query's own
@@ -107,6 +112,7 @@ def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float
             config=config,
             match=match,
         )
+    scores = stages.role_weight(scores, corpus.said, query.asked, config.role_weight)
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     if config.statement_first:
         scores = stages.statement_first(scores, corpus.questions, pool)

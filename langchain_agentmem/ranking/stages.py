@@ -3,7 +3,8 @@
 :func:`~langchain_agentmem.ranking.search.hybrid_search` runs them in order:
 :func:`gather` (the pool and each key's cosine and BM25), :func:`base_scores`,
 :func:`named_gain`, :func:`neighbour_lift`, newer first
-(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`question_weight`,
+(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`role_weight`,
+:func:`question_weight`,
 :func:`statement_first`, :func:`replaced_below` (last, so a statement lifted above a
 question still sits below its successor), then :func:`best`. Each reads its weights from
 :class:`~langchain_agentmem.ranking.config.HybridConfig`.
@@ -23,6 +24,7 @@ from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.corpus import Corpus
 from langchain_agentmem.ranking.near_words import near_words
 from langchain_agentmem.ranking.newer_first import PAST_WORDS, Said, stack_vectors
+from langchain_agentmem.ranking.roles import side_of
 from langchain_agentmem.types import Vector
 
 
@@ -144,6 +146,23 @@ def question_weight(
     if weight >= 1.0 or not questions:
         return scores
     return {rid: score * weight if rid in questions else score for rid, score in scores.items()}
+
+
+def role_weight(
+    scores: dict[int, float], said_of: Callable[[int], Said], asked: str, weight: float
+) -> dict[int, float]:
+    """The scores of records of the side a query does not ask about (a role other than
+    ``asked``, :mod:`~langchain_agentmem.ranking.roles`), times ``weight``; unchanged when no
+    candidate is of the side asked about, or ``weight`` is 1."""
+    if weight >= 1.0:
+        return scores
+    sides = {rid: side_of(said_of(rid)[0]) for rid in scores}
+    if asked not in sides.values():
+        return scores
+    return {
+        rid: score * weight if sides[rid] not in (None, asked) else score
+        for rid, score in scores.items()
+    }
 
 
 def replaced_below(

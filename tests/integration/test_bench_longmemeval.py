@@ -166,8 +166,12 @@ def test_recall_per_type_for_each_thing_kept(
     assert user["retrieval"]["agentmem-dense"]["types"]["single-session-assistant"]["recall@5"] == 0
     assert both["retrieval"]["agentmem-dense"]["types"]["single-session-assistant"]["recall@5"] == 1
     assert both["retrieval"]["agentmem-dense"]["session@1"] == 1.0
+    ingest = result["ingest"]  # two haystacks stored again, cold
+    assert ingest["user+assistant"]["records"] > ingest["user"]["records"] > 0
+    assert all(c["store_bytes"] > 0 and c["bare_records_per_s"] > 0 for c in ingest.values())
     table = capsys.readouterr().out
     assert "kept: user (3 questions with evidence" in table and "kept: user+assistant" in table
+    assert "keeping the assistant's replies:" in table
 
 
 def test_answers_per_type_with_the_questions_date_as_today(data: Path, tmp_path: Path) -> None:
