@@ -6,6 +6,9 @@ each at its date, as ``agentmem bench longmemeval`` builds them) is stored twice
 assistant's replies (``remember_roles=("human", "ai")``). Each question is then asked of
 hybrid search with the records of the side it does not ask about weighed by
 ``HybridConfig.role_weight`` (1: off, the release before), of dense and of lexical search.
+The weight applies to the base score, before the neighbour lift; the row ``after the lift``
+applies it to the final score instead (each reply then still lifts the user's turns beside
+it by what it matched).
 
 Choice inside folds: the questions are split in two by a seeded hash of their id; the weight
 is chosen on one fold (the mean of evidence recall@5 and @10 over the questions with the
@@ -30,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from langchain_agentmem import AgentMemory
+from langchain_agentmem import AgentMemory, view
 from langchain_agentmem.bench.longmemeval import (
     QUESTION_TYPES,
     SHORT_TYPES,
@@ -42,10 +45,11 @@ from langchain_agentmem.bench.longmemeval_runner import KEEPS, ReplayClock, stor
 from langchain_agentmem.bench.memoised import MemoisedEmbeddings
 from langchain_agentmem.bench.metrics import recall_at_k
 from langchain_agentmem.embeddings import resolve_embeddings
-from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.ranking import HybridConfig, stages
+from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.ranking.roles import asked_role
 
-WEIGHTS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+WEIGHTS = (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 """``role_weight`` values tried (1.0: off)."""
 
 KS = (5, 10)
@@ -70,6 +74,31 @@ def build(path: Path, stacks: list[Haystack]) -> None:
                     print(f"stored {keep} {i}/{len(stacks)}", file=sys.stderr, flush=True)
     finally:
         memory.close()
+
+
+def _after_lift(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
+    """Hybrid search with the side's weight on the final score (the variant not shipped)."""
+    config = corpus.config
+    pool = stages.gather(query.text, query.vector, k, corpus, query.labels.terms)
+    match_arr = stages.base_scores(pool, config)
+    base = dict(zip(pool.keys, match_arr.tolist(), strict=True))
+    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
+    scores = newer_first(
+        query.text,
+        query.vector,
+        scores,
+        said_of=corpus.said,
+        embeddings_of=corpus.embeddings,
+        config=config,
+        match=base,
+    )
+    scores = stages.role_weight(scores, corpus.said, query.asked, config.role_weight)
+    scores = stages.question_weight(scores, corpus.questions, config.question_weight)
+    scores = stages.statement_first(scores, corpus.questions, pool)
+    scores = stages.replaced_below(
+        scores, corpus, query.text, config.restatement_relevance, query.labels.topics, base
+    )
+    return stages.best(scores, k)
 
 
 def turn_ids(stacks: list[Haystack]) -> dict[tuple[str, str], str]:
@@ -153,6 +182,15 @@ def main() -> None:
         for w in WEIGHTS:
             config = replace(HybridConfig(), role_weight=w)
             runs[keep, f"hybrid w={w}"] = rankings(Path(args.store), stacks, keep, config, "hybrid")
+        shipped = view.hybrid_search
+        view.hybrid_search = _after_lift  # type: ignore[assignment]
+        try:
+            config = replace(HybridConfig(), role_weight=0.3)
+            runs[keep, "after the lift, w=0.3"] = rankings(
+                Path(args.store), stacks, keep, config, "hybrid"
+            )
+        finally:
+            view.hybrid_search = shipped
         for mode in ("dense", "lexical"):
             runs[keep, mode] = rankings(Path(args.store), stacks, keep, HybridConfig(), mode)
     folds = [{s.question.id for s in stacks if fold_of(s.question.id) == f} for f in (0, 1)]

@@ -35,11 +35,12 @@ ASKS_ASSISTANT = re.compile(
     rf"\byou(?:'ve| have| had)?\s+(?:\w+\s+)?(?:{_SAID})\b"
     rf"|\bdid\s+you\s+(?:say|mention|recommend|suggest|tell|give|provide|list|call|name|use|make|play)\b"
     r"|\b(?:our|we)\s+(?:\w+\s+)?(?:conversation|conversations|chat|chats|discussion|talk|exchange)\b"
-    r"|\bwe\s+(?:talked|discussed|spoke|chatted|decided|covered|went over|agreed)\b",
+    r"|\bwe\s+(?:talked|discussed|spoke|chatted|decided|covered|went over|agreed)\b"
+    r"|\bdid\s+we\s+(?:decide|discuss|talk|say|agree|choose|pick|settle|name|call)\b",
     re.IGNORECASE,
 )
 """What a query about the assistant's own words says: "you recommended", "did you say",
-"our previous conversation", "we talked about"."""
+"our previous conversation", "we talked about", "what did we decide"."""
 
 
 def asked_role(query: str) -> str:

@@ -32,9 +32,10 @@ record it restates, whether worded as a change, standing out as an answer, or to
 that mirrors the older statement (:mod:`langchain_agentmem.ranking.newer_first`).
 
 Whose words: where the user's words and the assistant's replies are both remembered, the
-records of the side a query does not ask about score ``role_weight`` times their score: a
-user's question about themselves asks for what they said, not for the assistant's long
-replies on the subject (:mod:`langchain_agentmem.ranking.roles`).
+records of the side a query does not ask about have ``role_weight`` times their base score,
+before the neighbour lift (so a reply that matches well lifts the user's turns beside it no
+more than it ranks itself): a user's question about themselves asks for what they said, not
+for the assistant's long replies on the subject (:mod:`langchain_agentmem.ranking.roles`).
 
 Near words: the query's content words bring their nearest words in the bundled model's
 embedding space, whose BM25 counts ``HybridConfig.near_words`` of the query's own
@@ -100,6 +101,7 @@ def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float
     if named and (config.named_speaker > 0 or config.named_mention > 0):
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
+    base = stages.role_weight(base, corpus.said, query.asked, config.role_weight)
     match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
     scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
     if config.newer_first:
@@ -112,7 +114,6 @@ def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float
             config=config,
             match=match,
         )
-    scores = stages.role_weight(scores, corpus.said, query.asked, config.role_weight)
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     if config.statement_first:
         scores = stages.statement_first(scores, corpus.questions, pool)

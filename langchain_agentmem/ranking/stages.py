@@ -2,9 +2,8 @@
 
 :func:`~langchain_agentmem.ranking.search.hybrid_search` runs them in order:
 :func:`gather` (the pool and each key's cosine and BM25), :func:`base_scores`,
-:func:`named_gain`, :func:`neighbour_lift`, newer first
-(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`role_weight`,
-:func:`question_weight`,
+:func:`named_gain`, :func:`role_weight`, :func:`neighbour_lift`, newer first
+(:func:`~langchain_agentmem.ranking.newer_first.newer_first`), :func:`question_weight`,
 :func:`statement_first`, :func:`replaced_below` (last, so a statement lifted above a
 question still sits below its successor), then :func:`best`. Each reads its weights from
 :class:`~langchain_agentmem.ranking.config.HybridConfig`.

@@ -8,9 +8,10 @@ from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory
 
-NO_TWIN = {"close", "on_close", "cache_info", "save_indexes", "admin_find_record"}
-"""Lifecycle and cache housekeeping (local, called once), and an administrator's lookup
-across namespaces that no request path of an app should make."""
+NO_TWIN = {"close", "on_close", "cache_info", "save_indexes", "admin_find_record", "now"}
+"""Lifecycle and cache housekeeping (local, called once), an administrator's lookup
+across namespaces that no request path of an app should make, and reading the memory's clock
+(no I/O)."""
 
 
 def _public_methods() -> dict[str, object]:
