@@ -94,7 +94,7 @@ def add_parser(which: Any) -> None:
         "--answer-questions",
         type=positive_int,
         default=None,
-        help="answer only the first N of the questions drawn (a smaller --questions' draw)",
+        help="answer only N of the questions drawn, every type in its share (default: all)",
     )
     answers.add_argument("--model-url", default=None, help="the model's server ($OPENAI_BASE_URL)")
     answers.add_argument("--model", default=None, help="the model (default: $OPENAI_MODEL)")
@@ -185,7 +185,7 @@ def run_bench(args: argparse.Namespace) -> int:
         )
         try:
             for i, keep in enumerate(args.keep):
-                bench = _answers(args, len(stacks), first=i == 0) if args.answers else None
+                bench = _answers(args, chosen, first=i == 0) if args.answers else None
                 try:
                     run = run_longmemeval(
                         stacks,
@@ -226,16 +226,14 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 class _Answering:
-    """The answers bench of one thing kept, asking only the first questions."""
+    """The answers bench of one thing kept, asking only the questions ``asked`` names."""
 
-    def __init__(self, bench: Any, limit: int | None) -> None:
+    def __init__(self, bench: Any, asked: set[str]) -> None:
         self.bench = bench
-        self.limit = limit
-        self.seen = 0
+        self.asked = asked
 
     def __call__(self, memory: Any, haystack: Any, namespace: str, turns_of: Any) -> None:
-        self.seen += 1
-        if self.limit is None or self.seen <= self.limit:
+        if haystack.question.id in self.asked:
             self.bench(memory, haystack, namespace, turns_of)
 
     def close(self) -> None:
@@ -246,7 +244,7 @@ class _Answering:
         return result
 
 
-def _answers(args: argparse.Namespace, total: int, *, first: bool) -> _Answering:
+def _answers(args: argparse.Namespace, chosen: list[Any], *, first: bool) -> _Answering:
     """The rows the flags ask for, for one thing kept (no memory and full context: the first
     only, as what is stored does not change them)."""
     from langchain_agentmem.bench.answer_models import (
@@ -265,6 +263,7 @@ def _answers(args: argparse.Namespace, total: int, *, first: bool) -> _Answering
         seed_faiss_l2,
     )
     from langchain_agentmem.bench.answers import AnswerBench
+    from langchain_agentmem.bench.longmemeval import pick_questions
     from langchain_agentmem.bench.longmemeval_answers import (
         LME_GROUPS,
         LME_SYSTEM,
@@ -296,19 +295,19 @@ def _answers(args: argparse.Namespace, total: int, *, first: bool) -> _Answering
         rows.append(FullContext(context, show_today=SHOW_TODAY))
     for row in rows:
         row.system = LME_SYSTEM
-    limit = args.answer_questions
-    asked = total if limit is None else min(limit, total)
+    # a smaller draw of the same kind: every type in its share
+    asked = {q.id for q in pick_questions(chosen, args.answer_questions, args.seed)}
     bench = AnswerBench(
         rows,
         model,
         judge=judge,
         log=args.answers_log,
         progress=not args.no_progress,
-        total=asked,
+        total=len(asked),
         cache=cache,
         grouping=LME_GROUPS,
     )
-    return _Answering(LongMemEvalAnswers(bench), limit)
+    return _Answering(LongMemEvalAnswers(bench), asked)
 
 
 def _answers_setup(args: argparse.Namespace) -> dict[str, Any]:
