@@ -59,6 +59,9 @@ class Scored:
     shown: int
     declined: bool | None = None
     """Whether the answer says it cannot know (scored on LongMemEval only)."""
+    stale: bool | None = None
+    """A knowledge update's answer that names a value only its other evidence holds, not
+    the gold one (LongMemEval; ``None``: not told)."""
 
 
 def sample_questions(conv: Conversation, n: int | None, seed: int = 0) -> list[Question]:
@@ -118,6 +121,10 @@ def _means(rows: Sequence[Scored]) -> dict[str, Any]:
     declined = [r.declined for r in rows if r.declined is not None]
     if declined:
         out["declined"] = _mean(declined)
+    stale = [r.stale for r in rows if r.stale is not None]
+    if stale:
+        out["stale"] = _mean(stale)
+        out["stale_n"] = len(stale)
     return out
 
 

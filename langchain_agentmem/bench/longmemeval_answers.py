@@ -76,6 +76,61 @@ def as_conversation(haystack: Haystack) -> Conversation:
     return Conversation(question.id, ("user", "assistant"), tuple(turns), (asked,))
 
 
+NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers ``text`` names, as digits ("four" and "4" alike)."""
+    return {NUMBER_WORDS.get(n.lower(), n) for n in _NUMBER.findall(text)}
+
+
+def names_other_value(question: LmeQuestion, answer: str) -> bool | None:
+    """For a knowledge update whose gold answer holds a number: whether ``answer`` names a
+    number that only the question's other evidence states (an out-of-date value, or for a
+    question about the earlier value, the newer one) and not the gold's. ``None`` where it
+    cannot be told (another type, a gold answer without a number)."""
+    if question.type != "knowledge-update" or question.abstention:
+        return None
+    gold = numbers(question.answer)
+    if not gold:
+        return None
+    said = {t.id: t.text for s in question.sessions for t in s.turns}
+    evidence = {t: said[t] for t in question.evidence if t in said}
+    holding = [t for t, text in evidence.items() if gold & numbers(text)]
+    other = set().union(*(numbers(text) for t, text in evidence.items() if t not in holding))
+    other -= gold | set().union(*(numbers(evidence[t]) for t in holding))
+    named = numbers(answer)
+    return bool(named & other) and not named & gold
+
+
 def score_lme(question: LmeQuestion, asked: Asked, judged: bool | None) -> Scored:
     """``asked`` scored against ``question`` (see the module)."""
     declined = declines(asked.answer)
@@ -104,6 +159,7 @@ def score_lme(question: LmeQuestion, asked: Asked, judged: bool | None) -> Score
         recall=len(evidence & set(asked.shown)) / len(evidence) if evidence else None,
         shown=len(asked.shown),
         declined=declined,
+        stale=names_other_value(question, asked.answer),
     )
 
 
@@ -166,6 +222,17 @@ def format_lme_answers(answers: dict[str, Any], *, model: str) -> str:
     if first is not None:
         counts = ", ".join(f"{SHORT_TYPES[g]} {first['by_type'][g]['n']}" for g in groups)
         lines.append(f"questions per row: {first['n']} ({counts})")
+        lines.append(
+            "knowledge updates whose gold answer is a number: the answer names the gold "
+            "value / a value only the other evidence states:"
+        )
+        for name, r in answers.items():
+            update = r["by_type"]["knowledge-update"]
+            if update.get("stale_n"):
+                lines.append(
+                    f"  {name:<24} {cell(update['contains'], 5)} / {cell(update['stale'], 5)}"
+                    f" (of {update['n']}; {update['stale_n']} with a number)"
+                )
     return "\n".join(lines)
 
 
@@ -176,5 +243,7 @@ __all__ = [
     "as_conversation",
     "declines",
     "format_lme_answers",
+    "names_other_value",
+    "numbers",
     "score_lme",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,17 @@ def test_declining_answers(answer: str) -> None:
 )
 def test_answers_that_do_not_decline(answer: str) -> None:
     assert not declines(answer)
+
+
+def test_an_update_answer_naming_the_earlier_value(data_file: Path) -> None:
+    from langchain_agentmem.bench.longmemeval_answers import names_other_value, numbers
+
+    runs = next(q for q in load_longmemeval(data_file) if q.id == "q2")
+    runs = replace(runs, answer="10 km")  # the latest of "I run 5 km." and "Now I run 10 km."
+    assert numbers("I ran four times, 5.5 km, then 12") == {"4", "5.5", "12"}
+    assert names_other_value(runs, "You run 5 km.") is True
+    assert names_other_value(runs, "Ten km now.") is False
+    assert names_other_value(runs, "I don't know.") is False
+    assert names_other_value(replace(runs, answer="a lot"), "5 km") is None  # no number
+    other = next(q for q in load_longmemeval(data_file) if q.id == "q1")
+    assert names_other_value(other, "5") is None  # not an update
