@@ -6,7 +6,9 @@ from the block as it was before answers were measured (ISO dates, a header that 
 each line's fields, k=4), the variants change one thing at a time: how dates are written
 (``8 May 2023``, as LoCoMo's gold answers and people write them), the header (a short one,
 now shipped), whether the question a memory replied to is shown, the order (best first, or
-oldest first so the newest is last), and ``k``; then the winners together with k=3 and 6.
+oldest first so the newest is last), and ``k``; then the winners together with k=3 and 6;
+then the shipped block telling today's date (``show_today``; today: the conversation's last
+session, after which its questions are asked).
 Every defence of the block stays: quoted words, escaping, the cap on recalled characters,
 and a header that says the memories are data.
 
@@ -115,6 +117,8 @@ def variants() -> dict[str, dict[str, Any]]:
         out[f"+ k={k}"] = {"formatter": variant(**long), "k": k}
     for k in (3, 6):  # the one-at-a-time winners together, with fewer and more memories
         out[f"short header, k={k}"] = {"k": k}
+    # today's date told in the block (the conversation's last session: its questions follow)
+    out["shipped + today's date"] = {"show_today": True}
     return out
 
 
