@@ -38,6 +38,7 @@ from langchain_agentmem.embeddings import (
     normalize,
 )
 from langchain_agentmem.errors import InvalidInputError, missing_extra
+from langchain_agentmem.files import private_folders, private_temp
 from langchain_agentmem.packing import packed_layout
 from langchain_agentmem.types import Vector
 
@@ -179,13 +180,16 @@ def _cache_key(weights: Path, ort_version: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def _mkdir_private(root: Path, *names: str) -> Path:
-    """``root/names...``, each folder this creates owner-only (0700)."""
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+def _private_folder(root: Path, *names: str) -> Path:
+    """``root/names...``: every folder this creates 0700, and each of ``names`` this user's
+    own that nobody else can write in (``root`` may be shared, ``/tmp`` say: a folder or a
+    model another account put in it is never used, so a model loaded from here is one this
+    user exported)."""
+    private_folders(root)
     path = root
     for name in names:
         path = path / name
-        path.mkdir(mode=0o700, exist_ok=True)
+        private_folders(path, own=True)
     return path
 
 
@@ -364,7 +368,7 @@ def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str)
             model = onnx.load(str(int8))
             entry = model.metadata_props.add()
             entry.key, entry.value = _KEY_PROP, key
-            fd, part = tempfile.mkstemp(dir=target.parent, prefix=".model_int8-", suffix=".part")
+            fd, part = private_temp(target.parent, prefix=".model_int8-", suffix=".part")
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(model.SerializeToString())
@@ -422,7 +426,7 @@ def _load(folder: Path, cache_dir: Path, threads: int | None) -> _Runtime:
     key = _cache_key(shape.weights, ort.__version__)
     name = _BUNDLED_NAME if folder == default_model_path() else folder.name
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "model"
-    target = _mkdir_private(cache_dir, "onnx", f"{safe}-{key}") / _MODEL_FILE
+    target = _private_folder(cache_dir, "onnx", f"{safe}-{key}") / _MODEL_FILE
     if target.is_file():
         try:
             session = _session(target, threads)

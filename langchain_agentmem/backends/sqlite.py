@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from langchain_agentmem.backends.sql import Cursor, SQLBackend, migrate
 from langchain_agentmem.errors import StoreError
+from langchain_agentmem.files import check_adopted, create_private_file, shared_folder
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS agentmem_records (
@@ -254,83 +254,20 @@ def _busy_retry(step: Callable[[], object], timeout: float) -> None:
         pause = min(pause * 2, 0.1)
 
 
-def shared_folder(folder: Path) -> bool:
-    """Whether someone else can put files in ``folder`` (another owner, or writable by
-    group or others)."""
-    found = os.stat(folder)
-    return found.st_uid != os.geteuid() or bool(found.st_mode & 0o022)
-
-
-def check_own_folder(folder: Path, *, private: bool = True) -> None:
-    """Refuse ``folder`` when it is a link or not a folder, another user owns it or (with
-    ``private``) group or others can write in it: files made there would not be private.
-
-    Raises:
-        StoreError: naming the folder and the fix.
-    """
-    found = os.lstat(folder)
-    if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode):
-        raise StoreError(
-            f"{str(folder)!r} is not a folder but a link or a file; remove it (it is "
-            "created as a private folder)"
-        )
-    if found.st_uid != os.geteuid():
-        raise StoreError(
-            f"folder {str(folder)!r} belongs to another user (uid {found.st_uid}); use a "
-            "folder of your own (AGENTMEM_HOME, or another store path)"
-        )
-    if private and found.st_mode & 0o022:
-        raise StoreError(
-            f"folder {str(folder)!r} is writable by others (mode "
-            f"{stat.S_IMODE(found.st_mode):o}); run chmod 700 on it"
-        )
-
-
-def private_folders(folder: Path, *, own: bool = False) -> None:
-    """Create ``folder`` and any missing folder above it, each 0700.
-
-    A folder this creates must end up this user's own (another process may have made it
-    first); with ``own``, ``folder`` is also checked when it was there already (a folder
-    this package keeps private files in).
-
-    Raises:
-        StoreError: such a folder is a link, another user's, or writable by others.
-    """
-    missing = []
-    while not os.path.lexists(folder):
-        missing.append(folder)
-        folder = folder.parent
-    if own and not missing:
-        check_own_folder(folder)
-    for new in reversed(missing):
-        with suppress(FileExistsError):
-            new.mkdir(mode=0o700)
-        check_own_folder(new)
-
-
 def create_private(path: Path) -> None:
-    """Create the store file (0600) and any missing folders (0700) before SQLite opens it.
+    """Create the store file (0600) and any missing folders (0700) before SQLite opens it
+    (:func:`~langchain_agentmem.files.create_private_file`: in a folder others can write in,
+    an existing file is used only when it is this account's and nobody else can write it).
 
     Raises:
-        StoreError: the file or its ``-wal`` / ``-shm`` / ``-journal`` file is a symbolic
-            link in a folder others can write in (planted there, it would make SQLite
-            write elsewhere).
+        StoreError: the file, a folder, or the file's ``-wal`` / ``-shm`` / ``-journal``
+            sibling is not safe to use: a symbolic link in a folder others can write in
+            (planted there, it would make SQLite write elsewhere), or a file another account
+            put there for this one to write into.
     """
-    private_folders(path.parent)
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _NOFOLLOW, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        os.close(fd)
+    create_private_file(path)
     if not shared_folder(path.parent):
         return  # links in the user's own folder are the user's own
-    for name in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
-        if name.is_symlink():
-            raise StoreError(
-                f"{str(name)!r} is a symbolic link in {str(path.parent)!r}, a folder others "
-                "can write in; remove the link or keep the store in a folder of your own"
-            )
-
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+    for name in (path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal")):
+        if os.path.lexists(name):
+            check_adopted(name)

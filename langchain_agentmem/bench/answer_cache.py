@@ -1,8 +1,9 @@
 """A chat model's answers on disk, keyed by the request: a rerun asks only what is new.
 
 One JSON object a line, appended as each answer arrives, so an interrupted run keeps every
-answer it got and the next run resumes where it stopped. The file (owner-only) holds each
-request's digest and its answer, never the prompt; delete it to ask everything again.
+answer it got and the next run resumes where it stopped. The file (0600, in folders made
+0700, never opened through a link nor when another account owns it) holds each request's
+digest and its answer, never the prompt; delete it to ask everything again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.files import open_private
 
 LATENCY_KEY = "agentmem_latency_s"
 """Where an answer's ``response_metadata`` keeps how long the server took to give it (the
@@ -43,11 +45,12 @@ class AnswerCache(BaseCache):
         self._lock = threading.Lock()
         self._asked: dict[str, float] = {}
         self._data: dict[str, str] = {}
-        if self.path.is_file():
+        if os.path.lexists(self.path):
             self._read()
 
     def _read(self) -> None:
-        with self.path.open(encoding="utf-8") as lines:
+        fd = open_private(self.path, os.O_RDONLY)  # never through a link, never another's
+        with os.fdopen(fd, encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
@@ -92,9 +95,8 @@ class AnswerCache(BaseCache):
                         generation.message.response_metadata[LATENCY_KEY] = took
             value = dumps(list(return_val))
             self._data[key] = value
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             # owner-only, as the store's files: the answers may quote the conversations
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
             with os.fdopen(fd, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"key": key, "value": value}) + "\n")
 

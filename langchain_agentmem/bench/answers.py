@@ -11,6 +11,7 @@ and sums the scores per row, overall and per question category.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -25,6 +26,7 @@ from langchain_agentmem.bench.answer_scores import bleu1, contains, locomo_f1
 from langchain_agentmem.bench.judge import judge_answer
 from langchain_agentmem.bench.metrics import percentile_ms
 from langchain_agentmem.errors import missing_extra
+from langchain_agentmem.files import open_private, write_figure
 from langchain_agentmem.locomo import Conversation, Question
 from langchain_agentmem.memory import AgentMemory
 
@@ -201,9 +203,8 @@ class AnswerBench:
             disable=not progress,
             dynamic_ncols=True,
         )
-        if self.log is not None:
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            self.log.write_text("", encoding="utf-8")
+        if self.log is not None:  # the answers quote the conversations: owner-only
+            os.close(open_private(self.log, os.O_WRONLY | os.O_TRUNC))
 
     def __call__(self, memory: AgentMemory, conv: Conversation, namespace: str) -> None:
         """Ask every row ``conv``'s questions (stored in ``memory`` under ``namespace``)."""
@@ -226,7 +227,8 @@ class AnswerBench:
                 scored = scorer(conv, question, asked, judged)
                 self.scored[row.name].append(scored)
                 if self.log is not None:
-                    with self.log.open("a", encoding="utf-8") as out:
+                    fd = open_private(self.log, os.O_WRONLY | os.O_APPEND)
+                    with os.fdopen(fd, "a", encoding="utf-8") as out:
                         out.write(json.dumps({"row": row.name, **asdict(scored)}) + "\n")
                 self.bar.update(1)
 
@@ -300,7 +302,7 @@ def plot_answers(answers: dict[str, Any], path: str | Path, *, model: str) -> No
     ax.set_title(f"Answers by {model}, LoCoMo categories 1-4")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(fig, path, dpi=120)
     plt.close(fig)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_agentmem.errors import missing_extra
+from langchain_agentmem.files import write_figure
 
 
 def _cell(scores: dict[str, Any], key: str, width: int) -> str:
@@ -89,5 +90,5 @@ def plot_recall(result: dict[str, Any], path: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside, not over
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(fig, path, dpi=120)
     plt.close(fig)

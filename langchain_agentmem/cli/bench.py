@@ -13,6 +13,7 @@ from langchain_agentmem.bench.summary import format_summary, plot_recall
 from langchain_agentmem.cli import longmemeval
 from langchain_agentmem.cli.args import add_command
 from langchain_agentmem.errors import InvalidInputError, missing_extra
+from langchain_agentmem.files import write_text
 
 
 def _ks(value: str) -> list[int]:
@@ -226,8 +227,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if budgets:
         add_policy_comparison(result, args.data, budgets, plot=args.budget_plot)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text(out, json.dumps(result, indent=2) + "\n", private=False)
     print(format_summary(result))
     if args.plot:
         plot_recall(result, args.plot)

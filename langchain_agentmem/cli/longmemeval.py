@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem.cli.args import add_command, positive_int, whole_number
+from langchain_agentmem.files import write_text
 
 KEEP_NAMES = ("user", "user+assistant")
 """What ``--keep`` may name (``bench.longmemeval_runner.KEEPS``; kept here so ``--help``
@@ -219,8 +220,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.answers:
         result["answers_setup"] = _answers_setup(args)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text(out, json.dumps(result, indent=2) + "\n", private=False)
     print(format_lme_summary(result))
     return 0
 

@@ -18,13 +18,14 @@ import hmac
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import faiss
 
+from langchain_agentmem.errors import StoreError
+from langchain_agentmem.files import private_folders, private_temp
 from langchain_agentmem.index.dense import DenseIndex
 
 FORMAT = 2
@@ -60,16 +61,19 @@ class IndexFiles:
         """Make the folder private and read its naming key; False when there is no folder."""
         if self._key is not None:
             return True
-        if not self.directory.is_dir():
-            if not create:
-                return False
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.directory, 0o700)
+        if not os.path.lexists(self.directory) and not create:
+            return False
+        try:
+            # A link or another account's folder planted beside a store in a shared folder
+            # is never followed, made private, swept or written into.
+            private_folders(self.directory, own=True)
+        except StoreError as exc:
+            raise PermissionError(str(exc)) from None
         key_path = self.directory / _KEY_FILE
         if not key_path.exists():
             # Written whole, then linked into place: a process opening the folder at the
             # same moment reads either no key or the complete one, and one key wins.
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".key.tmp")
+            fd, tmp = private_temp(self.directory, suffix=".key.tmp")
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(os.urandom(32))
@@ -182,15 +186,15 @@ class IndexFiles:
         }
         # Temp files carry the namespace's stem, so erasing it finds a crash's leftover.
         prefix = f"{index_path.stem}."
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=prefix, suffix=".faiss.tmp")
+        fd, tmp = private_temp(self.directory, prefix=prefix, suffix=".faiss.tmp")
         os.close(fd)
         try:
-            faiss.write_index(index.faiss_index, tmp)
+            faiss.write_index(index.faiss_index, str(tmp))  # into the file made 0600 above
             os.replace(tmp, index_path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=prefix, suffix=".json.tmp")
+        fd, tmp = private_temp(self.directory, prefix=prefix, suffix=".json.tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(meta, out)
         os.replace(tmp, meta_path)

@@ -8,6 +8,7 @@ The weights ship inside the package as ``policies/data/policy.npz`` (loaded with
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import AgentMemoryError, InvalidInputError
+from langchain_agentmem.files import write_file, write_text
 from langchain_agentmem.policies.features import (
     FEATURE_NAMES,
     TEXTS,
@@ -66,13 +68,14 @@ def save_policy(
         extra: More JSON-serialisable facts for the config (how it was trained, scores).
     """
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
     arrays = {}
     for i, (w, b) in enumerate(layers):
         arrays[f"layer{i}.weight"] = np.asarray(w, dtype=np.float32)
         arrays[f"layer{i}.bias"] = np.asarray(b, dtype=np.float32)
     weights = out / WEIGHTS_FILE
-    np.savez(weights, **arrays)  # type: ignore[arg-type]
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    write_file(weights, buffer.getvalue(), private=False)
     config = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -82,7 +85,7 @@ def save_policy(
         "weights_sha256": _digest(weights),
         **dict(extra or {}),
     }
-    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_text(out / CONFIG_FILE, json.dumps(config, indent=2) + "\n", private=False)
     return out
 
 

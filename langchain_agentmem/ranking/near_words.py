@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from langchain_agentmem.files import write_text
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.words import STOP_WORDS, question_words
 
@@ -107,10 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", default=str(TABLE), help=f"where to write it (default {TABLE})")
     args = parser.parse_args(argv)
     table = build_table(args.model)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(
-        "".join(f"{w}\t{' '.join(near)}\n" for w, near in table.items()), encoding="utf-8"
-    )
+    text = "".join(f"{w}\t{' '.join(near)}\n" for w, near in table.items())
+    write_text(args.out, text, private=False)
     print(f"{len(table)} words with near words -> {args.out}")
 
 

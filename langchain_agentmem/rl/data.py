@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +17,7 @@ import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.files import private_folders, write_file
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 
 _EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -190,22 +191,14 @@ def cache_name(sample_id: str, key: str) -> str:
 def _save_cached(file: Path, vectors: npt.NDArray[np.float32]) -> None:
     """Write ``file`` atomically, owner-only (folders 0700, the file 0600); files named by
     earlier versions (after the conversation's id) are removed."""
-    from langchain_agentmem.backends.sqlite import private_folders
-
     folder = file.parent
-    private_folders(folder)
-    os.chmod(folder, 0o700)
+    private_folders(folder, own=True)
     for old in folder.glob("emb-*.npz"):
         if not _CACHE_FILE.match(old.name):
             old.unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp.npz")  # created 0600
-    try:
-        with os.fdopen(fd, "wb") as out:
-            np.savez(out, vectors=vectors)
-        os.replace(tmp, file)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    buffer = io.BytesIO()
+    np.savez(buffer, vectors=vectors)
+    write_file(file, buffer.getvalue())
 
 
 def _record_rule() -> bytes:

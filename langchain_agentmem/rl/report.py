@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_agentmem.files import write_figure, write_text
+
 
 def markdown(table: dict[str, dict[str, dict[str, float]]], k: int = 10) -> str:
     """The comparison as a Markdown table per budget."""
@@ -72,7 +74,7 @@ def plot_runs(runs: list[dict[str, Any]], path: Path) -> Path | None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -108,7 +110,7 @@ def plot_budgets(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -260,15 +262,15 @@ def _ship(
 
 def _write(out: Path, report: dict[str, Any], runs: Any, table: dict[Any, Any]) -> None:
     """The report's files: JSON, markdown, learning curves and their plots."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "policy_locomo.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    (out / "policy_locomo.md").write_text(
+    write_text(out / "policy_locomo.json", json.dumps(report, indent=1) + "\n", private=False)
+    write_text(
+        out / "policy_locomo.md",
         f"# Memory policies on LoCoMo dev (held-out)\n\n`{report['command']}`\n\n"
         f"{report['protocol']}\n" + markdown(table),
-        encoding="utf-8",
+        private=False,
     )
-    (out / "policy_learning_curves.json").write_text(
-        json.dumps(runs, indent=1) + "\n", encoding="utf-8"
+    write_text(
+        out / "policy_learning_curves.json", json.dumps(runs, indent=1) + "\n", private=False
     )
     plot_runs(runs, out / "policy_learning_curve.png")
     plot_budgets(table, out / "policy_recall_vs_budget.png")

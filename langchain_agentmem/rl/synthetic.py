@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_agentmem.files import write_text
 from langchain_agentmem.ops import UNQUOTE_POLICY
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 from langchain_agentmem.types import Decision
@@ -254,7 +255,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         cmd = "python -m langchain_agentmem.rl.synthetic " + " ".join(
             argv if argv is not None else sys.argv[1:]
         )
-        Path(args.out).write_text(
+        write_text(
+            args.out,
             f"{cmd}\n\n{args.n} synthetic conversations ({args.slots} facts and phrasings, "
             f"seed {args.seed}, {args.turns} turns, "
             f"6 sessions), {n_q} current-fact and {n_b} 'before' questions; capacity = "
@@ -265,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "'before ...' questions find the earlier statement. Op counts from the audit "
             f"log, all conversations. Ran in {time.perf_counter() - t0:.0f} s.\n\n"
             f"{table}\n",
-            encoding="utf-8",
+            private=False,
         )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.files import write_text
 from langchain_agentmem.rl.synthetic_check_slots import (
     CHECK_SLOTS,
     FRESH_SLOTS,
@@ -220,5 +221,5 @@ def generate(
 def write(path: str | os.PathLike[str], data: Sequence[dict[str, Any]]) -> Path:
     """Write conversations as a LoCoMo JSON file."""
     out = Path(path)
-    out.write_text(json.dumps(list(data), indent=1), encoding="utf-8")
+    write_text(out, json.dumps(list(data), indent=1), private=False)
     return out

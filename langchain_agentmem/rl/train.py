@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from langchain_agentmem.errors import InvalidInputError, missing_extra
+from langchain_agentmem.files import write_figure, write_text
 from langchain_agentmem.policies.features import BASE_INDEX, neutral_observation
 from langchain_agentmem.policies.learned import FloatArray, LearnedPolicy, save_policy
 from langchain_agentmem.rl.budget import capacity_for
@@ -485,7 +486,7 @@ def plot_curve(
     ax.legend()
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
+    write_figure(fig, out, dpi=110)
     plt.close(fig)
     return out
 
@@ -496,8 +497,8 @@ def write_result(
     """Save the policy, its learning curve (JSON and PNG) in ``out_dir``."""
     out = Path(out_dir)
     save_policy(out, result.layers, result.config)
-    (out / "learning_curve.json").write_text(
-        json.dumps(result.curve, indent=1) + "\n", encoding="utf-8"
+    write_text(
+        out / "learning_curve.json", json.dumps(result.curve, indent=1) + "\n", private=False
     )
     files = {"policy": str(out / "policy.npz"), "config": str(out / "policy.json")}
     png = plot_curve(result.curve, out / "learning_curve.png", title)

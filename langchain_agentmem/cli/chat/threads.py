@@ -22,7 +22,6 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langchain_agentmem.backends.sqlite import private_folders
 from langchain_agentmem.backends.url import (
     agentmem_home,
     default_store_url,
@@ -31,6 +30,7 @@ from langchain_agentmem.backends.url import (
     sqlite_file,
 )
 from langchain_agentmem.errors import StoreError
+from langchain_agentmem.files import private_folders
 from langchain_agentmem.integrations.runs import user_threads_prefix
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"
