@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import IO, Any
 
 import numpy as np
@@ -49,6 +49,7 @@ from langchain_agentmem.validation import (
     check_optional_name,
     check_record_id,
     check_text,
+    check_time,
 )
 
 FORMAT = "langchain-agentmem"
@@ -140,7 +141,10 @@ class _Lines:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             raise self.fail(number, f"{what} {value!r:.60} is not an ISO 8601 time") from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        try:
+            return check_time(parsed, what=what)
+        except InvalidInputError as exc:
+            raise self.fail(number, str(exc)) from None
 
     def past(self, number: int, value: object, what: str) -> datetime:
         """A time that is not in the future (beyond :data:`CLOCK_SKEW` seconds)."""

@@ -17,6 +17,7 @@ from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.types import (
+    LATEST,
     NEVER,
     Candidate,
     MemoryOp,
@@ -32,6 +33,7 @@ from langchain_agentmem.validation import (
     check_optional_name,
     check_record_id,
     check_text,
+    check_time,
 )
 
 USER_POLICY = "user"
@@ -85,6 +87,11 @@ def check_expiry(ttl: object, expires_at: object) -> datetime | None:
                 f"ttl must be a finite number of seconds > 0, got {ttl!r}; leave it out for "
                 "a record that never expires"
             )
+        if seconds > (LATEST - now).total_seconds():
+            raise InvalidInputError(
+                f"ttl {ttl!r} ends past {LATEST:%Y-%m-%d}, the latest time a record can carry; "
+                "pass a shorter ttl, or none for a record that never expires"
+            )
         return now + timedelta(seconds=seconds)
     if expires_at is None:
         return None
@@ -92,8 +99,7 @@ def check_expiry(ttl: object, expires_at: object) -> datetime | None:
         raise InvalidTypeError(
             f"expires_at must be a datetime or None, got {type(expires_at).__name__}"
         )
-    if expires_at.tzinfo is None:
-        expires_at = expires_at.replace(tzinfo=timezone.utc)
+    expires_at = check_time(expires_at, what="expires_at")
     if expires_at <= now:
         raise InvalidInputError(
             f"expires_at {expires_at.isoformat()} is already past; pass a future time"
@@ -131,6 +137,8 @@ def make_candidate(
         raise InvalidTypeError(
             f"timestamp must be a datetime or None, got {type(timestamp).__name__}"
         )
+    if timestamp is not None:
+        timestamp = check_time(timestamp, what="timestamp")
     rid = uuid.uuid4().hex if record_id is None else check_record_id(record_id)
     return Candidate(
         id=rid,

@@ -27,6 +27,25 @@ NEVER = datetime.max.replace(tzinfo=timezone.utc)
 """An expiry that never comes: an UPDATE carrying it clears the record's expiry."""
 
 
+EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
+"""The earliest time a record may carry (a day inside year 1, whatever its time zone)."""
+
+LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
+"""The latest time a record may carry: a day short of the largest datetime, so no time zone
+and no float rounding of its epoch seconds carries it past year 9999."""
+
+
+def from_epoch(value: float) -> datetime:
+    """UTC epoch seconds as an aware datetime, held within [:data:`EARLIEST`,
+    :data:`LATEST`]: a stored time out of range (written by an older version, or by hand)
+    reads as the nearest end, never as an error that breaks every read of its user."""
+    low, high = EARLIEST.timestamp(), LATEST.timestamp()
+    seconds = float(value)
+    if seconds != seconds:  # NaN
+        seconds = low
+    return datetime.fromtimestamp(min(max(seconds, low), high), tz=timezone.utc)
+
+
 def to_epoch(value: datetime | None, default: float) -> float:
     """A datetime as UTC epoch seconds (naive datetimes are UTC; ``None``: ``default``)."""
     if value is None:

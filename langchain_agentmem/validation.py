@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.types import Clock
+from langchain_agentmem.types import EARLIEST, LATEST, Clock
 
 MAX_NAME_LENGTH = 512
 
@@ -289,6 +289,29 @@ def check_clock(clock: object) -> Clock:
     return clock  # type: ignore[return-value]
 
 
+def check_time(value: object, *, what: str) -> datetime:
+    """A time a record may carry: an aware UTC datetime (naive ones are UTC) between
+    :data:`~langchain_agentmem.types.EARLIEST` and :data:`~langchain_agentmem.types.LATEST`.
+
+    Raises:
+        InvalidTypeError: not a datetime.
+        InvalidInputError: outside those years once told in UTC (``9999-12-31T23:59-14:00``
+            is in year 10000 there).
+    """
+    if not isinstance(value, datetime):
+        raise InvalidTypeError(f"{what} must be a datetime, got {type(value).__name__}")
+    try:
+        utc = value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise InvalidInputError(
+            f"{what} {value.isoformat()} lies outside the times a record can carry "
+            f"({EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d}, UTC); pass a time within them"
+        )
+    return utc
+
+
 def read_clock(clock: Clock) -> datetime:
     """What ``clock`` says now, as an aware UTC datetime (a naive one is UTC).
 
@@ -302,13 +325,7 @@ def read_clock(clock: Clock) -> datetime:
             f"the memory's clock returned {type(now).__name__} {_short(now)}, not a datetime; "
             "return datetime.now(timezone.utc) or the time to replay"
         )
-    try:
-        return now.astimezone(timezone.utc) if now.tzinfo else now.replace(tzinfo=timezone.utc)
-    except OverflowError:
-        raise InvalidInputError(
-            f"the memory's clock returned {now.isoformat()}, which lies outside the years "
-            "1 to 9999 in UTC; return a time within them"
-        ) from None
+    return check_time(now, what="the memory's clock returned")
 
 
 def check_flag(value: object, *, what: str) -> bool:

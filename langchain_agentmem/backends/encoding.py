@@ -6,12 +6,12 @@ Shared by both SQL backends and by the modules above them that read or write sto
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.types import Vector
+from langchain_agentmem.types import Vector, from_epoch
 
 
 def to_blob(vector: Vector) -> bytes:
@@ -31,5 +31,6 @@ def dump_json(value: Any) -> str:
 
 
 def epoch_to_datetime(value: float) -> datetime:
-    """UTC epoch seconds to an aware datetime."""
-    return datetime.fromtimestamp(value, tz=timezone.utc)
+    """UTC epoch seconds to an aware datetime (out of range: the nearest end,
+    :func:`~langchain_agentmem.types.from_epoch`)."""
+    return from_epoch(value)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from functools import lru_cache
 
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.replies import asks
+from langchain_agentmem.types import from_epoch
 
 
 def reply_texts(
@@ -69,5 +69,5 @@ def lexical_text(text: str, created_at: float | None, *, dates: bool) -> str:
     """
     if not dates or created_at is None:
         return text
-    day = datetime.fromtimestamp(created_at, tz=timezone.utc)
+    day = from_epoch(created_at)
     return f"[{day.day} {day:%B %Y}] {text}"
