@@ -19,7 +19,7 @@ from langchain_agentmem.backends.base import (
     Transaction,
 )
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
-from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch, with_embedding
 
 EXPIRY_POLICY = "expiry"
@@ -247,13 +247,14 @@ class Writer:
         created = to_epoch(op.timestamp, now)
         expires = expiry_epoch(op.expires_at)
         rid = self._new_rid()
+        metadata = self._quoting(op, created)
         self._rows.append(
             NewRecord(
                 rid,
                 record_id,
                 op.thread,
                 op.text,
-                dict(op.metadata or {}),
+                metadata,
                 op.embedding,
                 created,
                 to_epoch(op.updated_at, created),
@@ -262,6 +263,34 @@ class Writer:
         )
         self._stored[record_id] = expires
         return rid
+
+    def _quoting(self, op: MemoryOp, created: float) -> dict[str, Any]:
+        """``op``'s metadata, naming the record its ``reply_to`` copies (the newest earlier
+        record of its thread, this batch's first, whose question it is) as ``reply_to_id``,
+        so forgetting that record finds the copy by id; a ``reply_to_id`` given is never
+        kept as it came."""
+        metadata = {k: v for k, v in (op.metadata or {}).items() if k != REPLY_TO_ID}
+        copied = metadata.get(REPLY_TO)
+        if not isinstance(copied, str) or not copied.strip():
+            return metadata
+        question = question_of(copied)
+        source = next(
+            (
+                row.id
+                for row in reversed(self._rows)
+                if row.thread == op.thread
+                and row.created_at <= created
+                and question_of(row.text) == question
+            ),
+            None,
+        )
+        if source is None:
+            source = self.tx.quoted_record(
+                namespace=self.namespace, thread=op.thread, question=question, until=created
+            )
+        if source is not None:
+            metadata[REPLY_TO_ID] = source
+        return metadata
 
     def _new_rid(self) -> int:
         """A store key for a new record (asked for the rest of ``expected`` at once)."""
@@ -350,7 +379,7 @@ def _unquote(row: RecordRow) -> MemoryOp:
         record_ids=(row.id,),
         text=row.text,
         embedding=row.embedding,
-        metadata={k: v for k, v in row.metadata.items() if k != REPLY_TO},
+        metadata={k: v for k, v in row.metadata.items() if k not in (REPLY_TO, REPLY_TO_ID)},
         reason="what it replied to was changed or forgotten: that copy is dropped",
         policy=UNQUOTE_POLICY,
     )

@@ -16,6 +16,11 @@ from langchain_agentmem.sentences import MIN_WORDS, pieces
 REPLY_TO = "reply_to"
 """Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""
 
+REPLY_TO_ID = "reply_to_id"
+"""Metadata key of the id of the stored record whose words :data:`REPLY_TO` copies: set by
+the store when the reply is written (the newest earlier record of its thread whose question
+it copies), so forgetting that record finds the copy by id, however the words were spaced."""
+
 
 MAX_QUESTION_CHARS = 300
 """Longest question kept as what a message replies to (one or two sentences)."""

@@ -175,7 +175,15 @@ class Transaction(abc.ABC):
     def replying_copies(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
         """The other records of ``namespace`` that keep part of the text of one of
         ``record_ids`` as what they reply to (``metadata["reply_to"]``): same thread, stored
-        at or after it."""
+        at or after it, naming it as ``metadata["reply_to_id"]`` (or, written before that
+        key was, copying its question)."""
+
+    @abc.abstractmethod
+    def quoted_record(
+        self, *, namespace: str, thread: str | None, question: str, until: float
+    ) -> str | None:
+        """The id of the newest record of ``thread`` stored at or before ``until`` whose
+        question (``replies.question_of`` of its text) is ``question``, or ``None``."""
 
     @abc.abstractmethod
     def thread_messages(self, *, namespace: str, thread: str) -> list[str]:

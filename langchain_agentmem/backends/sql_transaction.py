@@ -17,7 +17,7 @@ from langchain_agentmem.backends.base import (
 )
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
-from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import Vector
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 STORED_CHUNK = 500
 """Ids asked about in one query (well under both drivers' parameter limits)."""
+
+
+QUOTED_LOOKBACK = 16
+"""Newest records of a thread read to find the one a reply quotes (it answers a recent one)."""
 
 
 class SQLTransaction(Transaction):
@@ -221,12 +225,35 @@ class SQLTransaction(Transaction):
             copied = record.metadata.get(REPLY_TO)
             if record.id in gone or not isinstance(copied, str) or not copied.strip():
                 continue
+            source = record.metadata.get(REPLY_TO_ID)
+            if isinstance(source, str):
+                if source in gone:  # by identity: what it was made from
+                    out.append(record)
+                continue
+            # Written before copies named their source: the copy is the source's question
+            # (or, stored whole by an older release, part of its text).
             if any(
-                s[0] == record.thread and record.created_at >= float(s[2]) and copied in s[1]
+                s[0] == record.thread
+                and record.created_at >= float(s[2])
+                and (copied in s[1] or copied == question_of(s[1]))
                 for s in sources
             ):
                 out.append(record)
         return out
+
+    def quoted_record(
+        self, *, namespace: str, thread: str | None, question: str, until: float
+    ) -> str | None:
+        where = "thread IS NULL" if thread is None else "thread = ?"
+        rows = self._exec(
+            f"SELECT id, text FROM agentmem_records WHERE namespace = ? AND {where} "
+            "AND created_at <= ? ORDER BY created_at DESC, rid DESC LIMIT ?",
+            (namespace, *(() if thread is None else (thread,)), until, QUOTED_LOOKBACK),
+        ).fetchall()
+        for record_id, text in rows:
+            if question_of(str(text)) == question:
+                return str(record_id)
+        return None
 
     def _serialise_thread(self, namespace: str, thread: str) -> None:
         key = self._b.thread_key(namespace, thread)

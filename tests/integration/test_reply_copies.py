@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem import AgentMemory, BufferChatMessageHistory
@@ -78,3 +79,47 @@ def test_a_sweep_of_many_threads_drops_every_copy(store_url: str) -> None:
         assert memory.sweep("ana") == threads
         for n in (0, threads - 1):
             assert "reply_to" not in memory.get(f"a{n}", namespace="ana").metadata
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        f"I got a new card.\nCan you keep my card number {NUMBER} for later?",
+        f"I got a new card.  Can you keep my card number {NUMBER} for later?",
+        f'I asked "can you keep my card number {NUMBER}?" Can you keep it for later?',
+        f"I got a new card. Can you keep my card number {NUMBER} for later?\u201d",
+    ],
+)
+def test_a_copy_is_found_by_what_it_was_made_from(store_url: str, said: str) -> None:
+    """Line breaks, two spaces, quotes: the copy is the message's question as the surfaces
+    keep it (one space between sentences, closing quotes dropped), not a part of its text;
+    it names its source, and goes with it."""
+    with AgentMemory(store_url, embeddings=HashEmbeddings()) as memory:
+        history = BufferChatMessageHistory(
+            memory, namespace="ana", thread="t1", remember=True, remember_roles=("human", "ai")
+        )
+        history.add_messages([HumanMessage(said), AIMessage("I would rather not keep them.")])
+        records = {r.metadata.get("role"): r for r in memory.records("ana")}
+        copied = records["ai"].metadata["reply_to"]
+        assert NUMBER in copied
+        assert records["ai"].metadata["reply_to_id"] == records["human"].id
+        memory.delete(records["human"].id, namespace="ana")
+        memory.clear_messages(namespace="ana", thread="t1")  # the short-term copy, as a user would
+        kept = memory.get(records["ai"].id, namespace="ana")
+        assert "reply_to" not in kept.metadata and "reply_to_id" not in kept.metadata
+        out = io.StringIO()
+        memory.export_namespace("ana", out)
+        assert NUMBER not in out.getvalue()
+
+
+def test_a_given_source_is_not_taken_as_it_came(store_url: str) -> None:
+    with AgentMemory(store_url, embeddings=HashEmbeddings()) as memory:
+        memory.add("What is your name?", namespace="ana", thread="t1", record_id="q")
+        memory.add(
+            "Ana.",
+            namespace="ana",
+            thread="t1",
+            record_id="a",
+            metadata={"reply_to": "What is your name?", "reply_to_id": "someone-else"},
+        )
+        assert memory.get("a", namespace="ana").metadata["reply_to_id"] == "q"
