@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,9 @@ from langchain_agentmem.words import STOP_WORDS
 
 ANNOTATION = "annotation"
 """Metadata key of a record's annotation."""
+
+ANNOTATOR = "annotator"
+"""Policy name logged for a model's annotation of a record."""
 
 MAX_LABELS = 4
 """Most labels kept of one answer."""
@@ -298,7 +301,8 @@ def replaced(
 
     An earlier statement is out of date when it set an attribute that ``same_attribute``
     (a callable of two attribute names) calls the same as one of ``facts`` to another
-    value ("home city: Lyon" before "home city: Porto").
+    value ("home city: Lyon" before "home city: Porto"); the reason names the attribute and
+    the new value only ("home city: now Porto"), never the earlier statement's words.
 
     Returns:
         ``(record id, reason)`` pairs, in the order of ``earlier``.
@@ -308,7 +312,9 @@ def replaced(
         for name, value in facts.items():
             match = next((k for k in old.facts if same_attribute(k, name)), None)
             if match is not None and not same_value(old.facts[match], value):
-                out.append((old.record_id, f"{match}: {old.facts[match]} -> {value}"))
+                # The newer statement's own words only: a link must not keep the words of
+                # the record it replaces, which may be forgotten ("bank pin: now 9999").
+                out.append((old.record_id, f"{name}: now {value}"))
                 break
     return out
 
@@ -376,6 +382,41 @@ def links_of(note: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def without_links(
+    metadata: Mapping[str, Any], gone: Collection[str], *, dropped: bool
+) -> dict[str, Any] | None:
+    """``metadata`` with its annotation's links to ``gone`` records dropped (``dropped``: the
+    records were forgotten) or their reasons cut to the attribute (their text changed), so no
+    link keeps words of theirs; ``None`` when no link names one."""
+    note = metadata.get(ANNOTATION)
+    links = note.get("replaces") if isinstance(note, Mapping) else None
+    if not isinstance(note, Mapping) or not isinstance(links, list):
+        return None
+    named = [x for x in links if isinstance(x, Mapping) and x.get("id") in gone]
+    if not named:
+        return None
+    kept: list[Any] = []
+    for link in links:
+        if link not in named:
+            kept.append(link)
+        elif not dropped:
+            why = link.get("why")
+            kept.append(
+                {"id": link["id"], "why": attribute_of(why) if isinstance(why, str) else ""}
+            )
+    changed = (
+        {**note, "replaces": kept} if kept else {k: v for k, v in note.items() if k != "replaces"}
+    )
+    return {**metadata, ANNOTATION: changed}
+
+
+def reason_without(reason: str, record_id: str) -> str:
+    """An annotator's log reason with what it said of ``record_id`` cut to the attribute
+    (``"... it replaces r1 (home city: Lyon -> Porto)"``: ``"... r1 (home city)"``)."""
+    pattern = re.compile(rf"{re.escape(record_id)} \((.*?)\)(?=; |$)")
+    return pattern.sub(lambda m: f"{record_id} ({attribute_of(m.group(1))})", reason)
+
+
 def attribute_of(why: str) -> str:
-    """The attribute a link's reason names (``"home city: Lyon -> Porto"``: home city)."""
+    """The attribute a link's reason names (``"home city: now Porto"``: home city)."""
     return why.split(":", 1)[0].strip() if ":" in why else ""

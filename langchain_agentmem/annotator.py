@@ -100,7 +100,7 @@ class LinkCandidate:
     record_id: str
     text: str
     why: str
-    """The link's reason if the judge says yes (``"home city: Lyon -> Porto"``)."""
+    """The link's reason if the judge says yes (``"home city: now Porto"``)."""
 
 
 @dataclass(frozen=True)

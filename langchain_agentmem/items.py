@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_agentmem.annotations import ANNOTATOR
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.collector import collector_paused
@@ -280,10 +281,6 @@ def with_offered_expiry(ops: list[MemoryOp], candidate: Candidate) -> list[Memor
         else op
         for op in ops
     ]
-
-
-ANNOTATOR = "annotator"
-"""Policy name logged for a model's annotation of a record."""
 
 
 def annotation_op(

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_agentmem.annotations import ANNOTATOR, reason_without, without_links
 from langchain_agentmem.backends.base import (
     KEEP,
     Backend,
@@ -226,6 +227,8 @@ class Writer:
         applied.ops.append(op)
         for copy in copies:
             applied.ops.append(self._unquote(copy, now))
+        if moves_text:
+            applied.ops.extend(self._unlink(op, now))
 
     def _add(self, op: MemoryOp, now: float, applied: list[MemoryOp]) -> int:
         (record_id,) = op.record_ids
@@ -356,6 +359,39 @@ class Writer:
         self.tx.redact_text(namespace=self.namespace, record_ids=[copy.id])
         self._log(unquoted, now)
         return unquoted
+
+    def _unlink(self, op: MemoryOp, now: float) -> list[MemoryOp]:
+        """Take the words of records ``op`` forgot or changed out of what a model's links
+        keep of them: links to a forgotten record are dropped and a changed one's cut to
+        the attribute, on the records that carry them and in the annotator's log reasons."""
+        gone = set(op.record_ids)
+        dropped = op.kind is OpKind.DELETE
+        out = []
+        for row in self.tx.linking_records(namespace=self.namespace, record_ids=op.record_ids):
+            if row.id in gone:
+                continue
+            metadata = without_links(row.metadata, gone, dropped=dropped)
+            if metadata is None:
+                continue
+            relinked = MemoryOp(
+                kind=OpKind.UPDATE,
+                record_ids=(row.id,),
+                metadata=metadata,
+                reason="a record it replaced was changed or forgotten: the link keeps no "
+                "words of it",
+                policy=UNQUOTE_POLICY,
+            )
+            self._update(relinked, now)
+            self._log(relinked, now)
+            out.append(relinked)
+        for record_id in op.record_ids:
+            for seq, reason in self.tx.reasons_naming(
+                namespace=self.namespace, policy=ANNOTATOR, record_id=record_id
+            ):
+                cut = reason_without(reason, record_id)
+                if cut != reason:
+                    self.tx.set_reason(namespace=self.namespace, seq=seq, reason=cut)
+        return out
 
     def _missing(self, record_id: str) -> RecordNotFoundError:
         return RecordNotFoundError(

@@ -179,6 +179,22 @@ class Transaction(abc.ABC):
         key was, copying its question)."""
 
     @abc.abstractmethod
+    def linking_records(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        """Records of ``namespace`` whose metadata names one of ``record_ids`` among the
+        records it replaces (a model's links; the caller reads which)."""
+
+    @abc.abstractmethod
+    def reasons_naming(
+        self, *, namespace: str, policy: str, record_id: str
+    ) -> list[tuple[int, str]]:
+        """``(seq, reason)`` of the audit entries of ``policy`` whose reason names
+        ``record_id``."""
+
+    @abc.abstractmethod
+    def set_reason(self, *, namespace: str, seq: int, reason: str) -> None:
+        """Rewrite the reason of one audit entry (the words of a forgotten record out)."""
+
+    @abc.abstractmethod
     def quoted_record(
         self, *, namespace: str, thread: str | None, question: str, until: float
     ) -> str | None:

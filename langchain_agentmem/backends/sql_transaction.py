@@ -241,6 +241,39 @@ class SQLTransaction(Transaction):
                 out.append(record)
         return out
 
+    def linking_records(self, *, namespace: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        out: dict[str, RecordRow] = {}
+        for record_id in dict.fromkeys(record_ids):
+            rows = self._exec(
+                f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? "
+                f"AND {self._b.contains('metadata')} AND {self._b.contains('metadata')}",
+                (
+                    namespace,
+                    self._b.contains_param('"replaces"'),
+                    self._b.contains_param(json.dumps(record_id, ensure_ascii=False)),
+                ),
+            ).fetchall()
+            for row in rows:
+                record = row_to_record(row)
+                out.setdefault(record.id, record)
+        return list(out.values())
+
+    def reasons_naming(
+        self, *, namespace: str, policy: str, record_id: str
+    ) -> list[tuple[int, str]]:
+        rows = self._exec(
+            "SELECT seq, reason FROM agentmem_decisions WHERE namespace = ? AND policy = ? "
+            f"AND {self._b.contains('reason')}",
+            (namespace, policy, self._b.contains_param(record_id)),
+        ).fetchall()
+        return [(int(seq), str(reason)) for seq, reason in rows]
+
+    def set_reason(self, *, namespace: str, seq: int, reason: str) -> None:
+        self._exec(
+            "UPDATE agentmem_decisions SET reason = ? WHERE namespace = ? AND seq = ?",
+            (reason, namespace, seq),
+        )
+
     def quoted_record(
         self, *, namespace: str, thread: str | None, question: str, until: float
     ) -> str | None:

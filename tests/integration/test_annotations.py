@@ -9,6 +9,7 @@ answers is measured in ``benchmarks/annotations.py``.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import threading
@@ -121,7 +122,7 @@ def test_the_current_fact_comes_first_once_annotated(memory: AgentMemory) -> Non
     assert memory.wait_annotated(timeout=30)
     home = memory.get(porto, namespace="priya").metadata[ANNOTATION]
     assert home["about"] == ["home city", "location"]
-    assert home["replaces"] == [{"id": lyon, "why": "home city: Lyon -> Porto"}]
+    assert home["replaces"] == [{"id": lyon, "why": "home city: now Porto"}]
     assert memory.get(lyon, namespace="priya").text == LYON  # the words stay the user's
     found = memory.search("Where do I live?", namespace="priya", k=3)
     assert found[0].text == PORTO
@@ -131,9 +132,41 @@ def test_the_current_fact_comes_first_once_annotated(memory: AgentMemory) -> Non
     assert moreau in before
     logged = [d for d in memory.decisions("priya") if d.policy == "annotator"]
     assert len(logged) == 4 and all(d.kind is OpKind.UPDATE for d in logged)
-    assert any(
-        f"it replaces {moreau} (dentist: Dr. Moreau -> Dr. Lindqvist)" in d.reason for d in logged
+    assert any(f"it replaces {moreau} (dentist: now Dr. Lindqvist)" in d.reason for d in logged)
+
+
+def test_forgetting_a_replaced_statement_leaves_no_word_of_it_in_links(
+    memory: AgentMemory,
+) -> None:
+    lyon, _, porto, _ = _tell(memory, [LYON, MOREAU, PORTO, LINDQVIST])
+    assert memory.wait_annotated(timeout=30)
+    assert memory.get(porto, namespace="priya").metadata[ANNOTATION]["replaces"]
+    memory.delete(lyon, namespace="priya")
+    note = memory.get(porto, namespace="priya").metadata[ANNOTATION]
+    assert "replaces" not in note  # the only link named the forgotten record
+    said = " ".join(
+        f"{d.reason} {d.text or ''}" for d in memory.decisions("priya") if lyon in d.record_ids
     )
+    everything = str([(d.reason, d.text) for d in memory.decisions("priya")])
+    assert "Lyon" not in everything and "Lyon" not in said
+    out = io.StringIO()
+    memory.export_namespace("priya", out)
+    assert "Lyon" not in out.getvalue()
+
+
+def test_a_link_written_before_keeps_no_word_of_a_record_forgotten(memory: AgentMemory) -> None:
+    """Links and log reasons of an older release held the earlier value."""
+    memory.add("My bank PIN is 4711.", namespace="priya", record_id="old")
+    note = {"about": ["bank pin"], "facts": {}, "by": "m", "of": "x",
+            "replaces": [{"id": "old", "why": "bank pin: 4711 -> 9999"}]}  # fmt: skip
+    memory.add("My bank PIN is now 9999.", namespace="priya", record_id="new",
+               metadata={ANNOTATION: note})  # fmt: skip
+    memory.update("old", "My bank PIN is secret.", namespace="priya")
+    link = memory.get("new", namespace="priya").metadata[ANNOTATION]["replaces"]
+    assert link == [{"id": "old", "why": "bank pin"}]  # its text changed: the words go
+    memory.delete("old", namespace="priya")
+    assert "replaces" not in memory.get("new", namespace="priya").metadata[ANNOTATION]
+    assert "4711" not in str(memory.records("priya"))
 
 
 def test_questions_and_small_talk_are_not_sent(memory: AgentMemory) -> None:

@@ -69,7 +69,7 @@ def test_a_changed_value_replaces_and_a_restated_one_does_not() -> None:
         Earlier("dentist", {"dentist": "Dr. Moreau"}),
     ]
     found = replaced({"home city": "Porto"}, earlier, lambda a, b: a == b)
-    assert found == [("lyon", "home city: Lyon -> Porto")]
+    assert found == [("lyon", "home city: now Porto")]
     assert same_value("Dr. Lindqvist", "Lindqvist") and not same_value("Lyon", "Porto")
     assert replaced({"city": "Porto"}, earlier, lambda a, b: a == b) == []
 
@@ -195,3 +195,13 @@ def test_a_query_is_labelled_with_examples_and_its_labels_cleaned() -> None:
     )
     assert parse_query_labels('{"about": "work"}') == ("work",)
     assert parse_query_labels("no idea") == ()
+
+
+def test_a_reason_of_an_older_release_loses_the_forgotten_words() -> None:
+    from langchain_agentmem.annotations import reason_without
+
+    reason = "m noted what it is about: bank pin; it replaces r1 (bank pin: 4711 -> 9999); r2 (x)"
+    assert reason_without(reason, "r1") == (
+        "m noted what it is about: bank pin; it replaces r1 (bank pin); r2 (x)"
+    )
+    assert reason_without(reason, "r3") == reason
