@@ -59,6 +59,23 @@ def bench_model(
     return built
 
 
+def bench_models(
+    url: str | None,
+    model: str | None,
+    judge_url: str | None,
+    judge_model: str | None,
+    cache: str | Path | None,
+) -> tuple[Path, BaseChatModel, BaseChatModel | None]:
+    """The answers cache (default ``$AGENTMEM_HOME/cache/answers.jsonl``), the model that
+    answers and the judge (``None`` without ``judge_model``), as the bench flags name them."""
+    from langchain_agentmem.rl.data import cache_dir
+
+    path = Path(cache) if cache else cache_dir() / "answers.jsonl"
+    answering = answering_model(url, model, path)
+    judge = judging_model(judge_url or url, judge_model, path) if judge_model else None
+    return path, answering, judge
+
+
 def answering_model(url: str | None, model: str | None, cache: str | Path) -> BaseChatModel:
     """The model that answers (:func:`bench_model`, short answers)."""
     return bench_model(url, model, cache, max_tokens=ANSWER_TOKENS)
@@ -118,6 +135,7 @@ def server_context(url: str | None) -> int | None:
 __all__ = [
     "answering_model",
     "bench_model",
+    "bench_models",
     "judging_model",
     "model_name",
     "server_context",

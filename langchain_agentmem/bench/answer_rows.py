@@ -31,7 +31,7 @@ from langchain_agentmem.bench.answer_cache import LATENCY_KEY
 from langchain_agentmem.bench.runner import turn_adds
 from langchain_agentmem.embeddings import embed_texts, normalize
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware, AgentMemoryState
-from langchain_agentmem.integrations.prompt import today_line
+from langchain_agentmem.integrations.prompt import SHOW_TODAY, today_line
 from langchain_agentmem.locomo import Conversation, Question, Turn, turn_text
 from langchain_agentmem.memory import AgentMemory
 
@@ -305,6 +305,17 @@ def seed_faiss_l2(k: int = SEED_K) -> Picker:
     return pick
 
 
+def memory_rows() -> list[AnswerRow]:
+    """The rows of every bench that read the run's memory: the seed's plain RAG, the
+    defaults, and the defaults with the clock's other setting (what telling today changes)."""
+    other = "agentmem-hybrid" + ("-no-today" if SHOW_TODAY else "+today")
+    return [
+        GivenRow("seed-faiss-l2", seed_faiss_l2(SEED_K), show_today=SHOW_TODAY),
+        MemoryRow(),
+        MemoryRow(other, show_today=not SHOW_TODAY),
+    ]
+
+
 def when(turn: Turn) -> str:
     """A turn's session date as people write it: ``8 May 2023, 1:56 pm``."""
     if turn.date is None:
@@ -392,6 +403,7 @@ __all__ = [
     "GivenRow",
     "MemoryRow",
     "NoMemory",
+    "memory_rows",
     "seed_faiss_l2",
     "transcript",
 ]

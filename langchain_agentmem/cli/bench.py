@@ -265,43 +265,25 @@ def answer_bench(
     embeddings: Any,
 ) -> Any:
     """The :class:`~langchain_agentmem.bench.answers.AnswerBench` the flags ask for."""
-    from langchain_agentmem.bench.answer_models import (
-        answering_model,
-        judging_model,
-        server_context,
-        server_url,
-    )
+    from langchain_agentmem.bench.answer_models import bench_models, server_context, server_url
     from langchain_agentmem.bench.answer_rows import (
-        SEED_K,
         AnnotatedRow,
+        AnswerRow,
         FullContext,
-        GivenRow,
-        MemoryRow,
         NoMemory,
-        seed_faiss_l2,
+        memory_rows,
     )
     from langchain_agentmem.bench.answers import AnswerBench
     from langchain_agentmem.integrations.prompt import SHOW_TODAY
     from langchain_agentmem.memory import AgentMemory
-    from langchain_agentmem.rl.data import cache_dir
 
-    cache = args.cache or cache_dir() / "answers.jsonl"
-    model = answering_model(args.model_url, args.model, cache)
-    judge = (
-        judging_model(args.judge_url or args.model_url, args.judge_model, cache)
-        if args.judge_model
-        else None
+    cache, model, judge = bench_models(
+        args.model_url, args.model, args.judge_url, args.judge_model, args.cache
     )
     context = args.context_tokens or server_context(server_url(args.model_url))
-    rows = [
+    rows: list[AnswerRow] = [
         NoMemory(),
-        GivenRow("seed-faiss-l2", seed_faiss_l2(SEED_K), show_today=SHOW_TODAY),
-        MemoryRow(),
-        # the clock's other setting beside the default: what telling today changes
-        MemoryRow(
-            "agentmem-hybrid" + ("-no-today" if SHOW_TODAY else "+today"),
-            show_today=not SHOW_TODAY,
-        ),
+        *memory_rows(),
         FullContext(context, show_today=SHOW_TODAY),
     ]
     if args.annotate:

@@ -247,21 +247,8 @@ class _Answering:
 def _answers(args: argparse.Namespace, chosen: list[Any], *, first: bool) -> _Answering:
     """The rows the flags ask for, for one thing kept (no memory and full context: the first
     only, as what is stored does not change them)."""
-    from langchain_agentmem.bench.answer_models import (
-        answering_model,
-        judging_model,
-        server_context,
-        server_url,
-    )
-    from langchain_agentmem.bench.answer_rows import (
-        SEED_K,
-        AnswerRow,
-        FullContext,
-        GivenRow,
-        MemoryRow,
-        NoMemory,
-        seed_faiss_l2,
-    )
+    from langchain_agentmem.bench.answer_models import bench_models, server_context, server_url
+    from langchain_agentmem.bench.answer_rows import AnswerRow, FullContext, NoMemory, memory_rows
     from langchain_agentmem.bench.answers import AnswerBench
     from langchain_agentmem.bench.longmemeval import pick_questions
     from langchain_agentmem.bench.longmemeval_answers import (
@@ -270,26 +257,12 @@ def _answers(args: argparse.Namespace, chosen: list[Any], *, first: bool) -> _An
         LongMemEvalAnswers,
     )
     from langchain_agentmem.integrations.prompt import SHOW_TODAY
-    from langchain_agentmem.rl.data import cache_dir
 
-    cache = args.cache or cache_dir() / "answers.jsonl"
-    model = answering_model(args.model_url, args.model, cache)
-    judge = (
-        judging_model(args.judge_url or args.model_url, args.judge_model, cache)
-        if args.judge_model
-        else None
+    cache, model, judge = bench_models(
+        args.model_url, args.model, args.judge_url, args.judge_model, args.cache
     )
-    rows: list[AnswerRow] = []
-    if first:
-        rows.append(NoMemory())
-    rows += [
-        GivenRow("seed-faiss-l2", seed_faiss_l2(SEED_K), show_today=SHOW_TODAY),
-        MemoryRow("agentmem-hybrid"),
-        MemoryRow(
-            "agentmem-hybrid" + ("-no-today" if SHOW_TODAY else "+today"),
-            show_today=not SHOW_TODAY,
-        ),
-    ]
+    rows: list[AnswerRow] = [NoMemory()] if first else []
+    rows += memory_rows()
     if first:
         context = args.context_tokens or server_context(server_url(args.model_url))
         rows.append(FullContext(context, show_today=SHOW_TODAY))
