@@ -6,7 +6,8 @@ LongMemEval asks some questions whose answer is "you never told me". Each questi
 on its own haystack, with its date as today (the memory's clock). Scores per question type:
 
 - token F1 and contains against the gold answer (:mod:`~langchain_agentmem.bench.
-  answer_scores`, LoCoMo's normalisation, the whole gold answer);
+  answer_scores`, LoCoMo's normalisation, the whole gold answer), number words read as
+  digits in both (:func:`digits`: the gold answers write "Two" and "2" alike);
 - abstention questions (ids ``_abs``): right when the answer declines (:func:`declines`),
   F1 and contains both 1 or 0 by that;
 - preference questions: the gold answer is a rubric ("The user would prefer ..."), which
@@ -104,7 +105,14 @@ NUMBER_WORDS = {
         ]
     )
 }
+_WORD_NUMBER = re.compile(r"\b(?:" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def digits(text: str) -> str:
+    """``text`` with number words as digits ("Two" -> "2"): LongMemEval's gold answers write
+    numbers both ways, and "2" answers "Two"."""
+    return _WORD_NUMBER.sub(lambda m: NUMBER_WORDS[m.group(0).lower()], text)
 
 
 def numbers(text: str) -> set[str]:
@@ -142,8 +150,8 @@ def score_lme(question: LmeQuestion, asked: Asked, judged: bool | None) -> Score
     elif question.type == PREFERENCE:
         f1, held = None, None
     else:
-        f1 = token_f1(asked.answer, question.answer)
-        held = contains(asked.answer, question.answer, 0)
+        f1 = token_f1(digits(asked.answer), digits(question.answer))
+        held = contains(digits(asked.answer), digits(question.answer), 0)
     return Scored(
         conversation=question.id,
         question=question.question,
@@ -242,6 +250,7 @@ __all__ = [
     "LongMemEvalAnswers",
     "as_conversation",
     "declines",
+    "digits",
     "format_lme_answers",
     "names_other_value",
     "numbers",

@@ -202,3 +202,10 @@ def test_an_update_answer_naming_the_earlier_value(data_file: Path) -> None:
     assert names_other_value(replace(runs, answer="a lot"), "5 km") is None  # no number
     other = next(q for q in load_longmemeval(data_file) if q.id == "q1")
     assert names_other_value(other, "5") is None  # not an update
+
+
+def test_number_words_answer_as_digits() -> None:
+    from langchain_agentmem.bench.longmemeval_answers import digits
+
+    assert digits("Two of them, nine months; Ten") == "2 of them, 9 months; 10"
+    assert digits("someone at Nineteen Bridges") == "someone at 19 Bridges"
