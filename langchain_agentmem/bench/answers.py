@@ -173,6 +173,9 @@ class AnswerBench:
         total: Questions to expect in all (for the progress bar).
         cache: Where the model's answers are kept (said when a run stops early).
         grouping: How the table splits answers (LoCoMo's categories by default).
+        run: Named in each line of ``log`` (several benches of one run share it: the first
+            empties it, the others pass ``fresh_log=False``).
+        fresh_log: Empty ``log`` first.
     """
 
     def __init__(
@@ -187,8 +190,11 @@ class AnswerBench:
         total: int | None = None,
         cache: str | Path | None = None,
         grouping: Grouping = LOCOMO_GROUPS,
+        run: str | None = None,
+        fresh_log: bool = True,
     ) -> None:
         self.rows = list(rows)
+        self.run = run
         self.grouping = grouping
         self.cache = cache
         self.model = model
@@ -204,7 +210,7 @@ class AnswerBench:
             dynamic_ncols=True,
         )
         if self.log is not None:  # the answers quote the conversations: owner-only
-            os.close(open_private(self.log, os.O_WRONLY | os.O_TRUNC))
+            os.close(open_private(self.log, os.O_WRONLY | (os.O_TRUNC if fresh_log else 0)))
 
     def __call__(self, memory: AgentMemory, conv: Conversation, namespace: str) -> None:
         """Ask every row ``conv``'s questions (stored in ``memory`` under ``namespace``)."""
@@ -229,7 +235,9 @@ class AnswerBench:
                 if self.log is not None:
                     fd = open_private(self.log, os.O_WRONLY | os.O_APPEND)
                     with os.fdopen(fd, "a", encoding="utf-8") as out:
-                        out.write(json.dumps({"row": row.name, **asdict(scored)}) + "\n")
+                        named = {"run": self.run} if self.run is not None else {}
+                        line = {"row": row.name, **named, **asdict(scored)}
+                        out.write(json.dumps(line) + "\n")
                 self.bar.update(1)
 
     def close(self) -> None:

@@ -186,7 +186,7 @@ def run_bench(args: argparse.Namespace) -> int:
         )
         try:
             for i, keep in enumerate(args.keep):
-                bench = _answers(args, chosen, first=i == 0) if args.answers else None
+                bench = _answers(args, chosen, keep, first=i == 0) if args.answers else None
                 try:
                     run = run_longmemeval(
                         stacks,
@@ -244,7 +244,7 @@ class _Answering:
         return result
 
 
-def _answers(args: argparse.Namespace, chosen: list[Any], *, first: bool) -> _Answering:
+def _answers(args: argparse.Namespace, chosen: list[Any], keep: str, *, first: bool) -> _Answering:
     """The rows the flags ask for, for one thing kept (no memory and full context: the first
     only, as what is stored does not change them)."""
     from langchain_agentmem.bench.answer_models import bench_models, server_context, server_url
@@ -275,6 +275,8 @@ def _answers(args: argparse.Namespace, chosen: list[Any], *, first: bool) -> _An
         model,
         judge=judge,
         log=args.answers_log,
+        run=keep,
+        fresh_log=first,
         progress=not args.no_progress,
         total=len(asked),
         cache=cache,

@@ -179,8 +179,8 @@ def test_answers_per_type_with_the_questions_date_as_today(data: Path, tmp_path:
         result = _run(
             data,
             tmp_path / "r.json",
-            "--keep",
-            "user+assistant",
+            "--answers-log",
+            str(tmp_path / "answers.jsonl"),
             "--answers",
             "--model-url",
             server.url,
@@ -192,8 +192,13 @@ def test_answers_per_type_with_the_questions_date_as_today(data: Path, tmp_path:
             str(tmp_path / "cache.jsonl"),
         )
         prompts = [message_text(r["messages"][0]) for r in server.requests]
-    answers = result["runs"]["user+assistant"]["answers"]
+    answers = result["runs"]["user"]["answers"]
     assert next(iter(answers)) == "no-memory" and list(answers)[-1] == "full-context"
+    assert list(result["runs"]["user+assistant"]["answers"]) == [
+        "seed-faiss-l2",
+        "agentmem-hybrid",
+        "agentmem-hybrid+today",
+    ]
     assert {"seed-faiss-l2", "agentmem-hybrid"} <= set(answers)
     hybrid = answers["agentmem-hybrid"]
     assert hybrid["n"] == 4
@@ -206,3 +211,6 @@ def test_answers_per_type_with_the_questions_date_as_today(data: Path, tmp_path:
     today = [p for p in prompts if "Today is Tuesday, 30 May 2023." in p]
     assert today and all("2023" in p for p in today)
     assert result["answers_setup"]["model"] == "scripted"
+    logged = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert {line["run"] for line in logged} == {"user", "user+assistant"}  # one log, both
+    assert len(logged) == 4 * (5 + 3)  # five rows for the first thing kept, three after
