@@ -181,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [
         "# The recall block judged by answers: "
         f"python benchmarks/experiments/answer_block.py --data {args.data} "
-        f"--model-url {args.model_url} --model {args.model} --questions {args.questions}",
+        f"--model-url {args.model_url} --model {args.model} --questions {args.questions}"
+        + (f" --only {args.only!r}" if args.only else ""),
         "",
         f"Answer model: {args.model} at {args.model_url} (temperature 0). {total} questions "
         f"({args.questions} drawn per conversation, seed 0), categories 1-4; LoCoMo token F1.",
