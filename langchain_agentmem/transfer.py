@@ -23,6 +23,7 @@ and a failed export leaves the earlier file as it was.
 from __future__ import annotations
 
 import base64
+import glob
 import json
 import os
 import secrets
@@ -33,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -144,12 +146,33 @@ def _check_replaceable(path: str) -> None:
         )
 
 
+STALE_EXPORT_S = 3600.0
+"""Age past which a temporary file of an export to the same path is a killed run's leftover."""
+
+
+def _remove_stale(folder: str, name: str) -> None:
+    """Remove the temporary files an export to ``name`` left when it was killed mid-write
+    (personal data nothing else removes): this user's own, older than an hour."""
+    now = time.time()
+    for left in Path(folder).glob(f".{glob.escape(name[:100])}.*.tmp"):
+        with suppress(OSError):
+            found = left.lstat()
+            if (
+                stat.S_ISREG(found.st_mode)
+                and found.st_uid == os.geteuid()
+                and now - found.st_mtime > STALE_EXPORT_S
+            ):
+                left.unlink()
+
+
 def _new_file(path: str) -> tuple[int, str]:
     """A new, empty file beside ``path``, owner-only: its descriptor and its path.
 
-    ``O_EXCL`` and ``O_NOFOLLOW``: never a file or a link that someone put there first.
+    ``O_EXCL`` and ``O_NOFOLLOW``: never a file or a link that someone put there first. What
+    an export to the same path killed mid-write left there is removed first.
     """
     folder, name = os.path.split(os.path.abspath(path))
+    _remove_stale(folder, name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(8):
         temp = os.path.join(folder, f".{name[:100]}.{secrets.token_hex(8)}.tmp")

@@ -8,6 +8,7 @@ import errno
 import json
 import os
 import stat
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -317,6 +318,23 @@ def test_a_failed_export_leaves_the_earlier_file_and_no_other(
             mem.export_namespace("alice", out)
         assert out.read_text() == earlier
         assert [p.name for p in tmp_path.iterdir() if p.name != "agentmem-home"] == ["alice.jsonl"]
+
+
+def test_what_a_killed_export_left_is_removed_by_the_next(
+    tmp_path: Path, hash_embeddings: HashEmbeddings
+) -> None:
+    out = tmp_path / "alice.jsonl"
+    left = tmp_path / ".alice.jsonl.0123456789abcdef.tmp"  # a run killed mid-write
+    left.write_text('{"text": "My passport number is X1234567."}\n')
+    fresh = tmp_path / ".alice.jsonl.fedcba9876543210.tmp"  # an export running now
+    fresh.write_text("")
+    old = time.time() - 7200
+    os.utime(left, (old, old))
+    with AgentMemory(":memory:", embeddings=hash_embeddings) as mem:
+        mem.add("Today's fact.", namespace="alice")
+        mem.export_namespace("alice", out)
+    assert not left.exists() and fresh.exists()  # an hour old: a leftover; newer: not ours to judge
+    assert out.exists()
 
 
 def test_an_export_is_not_written_over_a_folder(
