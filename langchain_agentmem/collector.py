@@ -8,7 +8,8 @@ nothing to free), so pausing the cyclic collector for it loses no memory: object
 freed when their last reference goes, and the collector runs again as usual afterwards.
 Batches that overlap without end (threads writing all the time) would keep it paused: once
 it has been paused for :data:`MAX_PAUSED` seconds, the batch that ends collects once (a
-collection runs while the collector is paused) and the count starts again.
+collection runs while the collector is paused) and the count starts again. A long batch (an
+import of many records) calls :func:`breathe` as it goes, which does the same.
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ _since = 0.0
 """When the collector was last paused or, paused since, last collected (monotonic)."""
 MAX_PAUSED = 10.0
 """Seconds of overlapping batches after which the one that ends collects once."""
+
+
+def breathe() -> None:
+    """Inside a long batch: collect once when the collector has been paused for
+    :data:`MAX_PAUSED` seconds (as a batch that ends does), so no thread of the process goes
+    without a collection for the length of an import."""
+    global _since
+    with _lock:
+        due = _paused > 0 and _was_enabled and time.monotonic() - _since > MAX_PAUSED
+        if due:
+            _since = time.monotonic()
+    if due:
+        gc.collect()
 
 
 @contextmanager

@@ -43,7 +43,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
-from langchain_agentmem.collector import collector_paused
+from langchain_agentmem.collector import breathe, collector_paused
 from langchain_agentmem.embeddings import embed_records, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.export_format import (
@@ -352,17 +352,18 @@ def import_namespace(
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
         threads.setdefault(thread, []).append((payload, at))
-    with (
-        collector_paused(),
-        memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch,
-    ):
+    with memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch:
         new, expired = _new_records(batch.writer.lookup(time.time()), records)
         vectors.embed(new, False)  # deleted meanwhile: rare
         ops = [_import_op(r, origin, vectors.given[r.id]) for r in new]
-        with _progress(len(ops), progress and bool(ops), "import") as bar:
+        with (
+            collector_paused(),
+            _progress(len(ops), progress and bool(ops), "import") as bar,
+        ):
             for op in ops:
                 batch.apply_ops([op])
                 bar.update(1)
+                breathe()  # a long import leaves no thread without a collection for long
         added_messages = sum(
             _import_thread(batch.tx, target, thread, items) for thread, items in threads.items()
         )

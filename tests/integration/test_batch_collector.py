@@ -182,3 +182,32 @@ def test_batches_that_never_stop_overlapping_still_collect(
         gc.callbacks.remove(seen)
         first.__exit__(None, None, None)
     assert gc.isenabled()
+
+
+def test_a_long_import_collects_as_it_goes(
+    collector_on: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An import of many records keeps one batch open: it collects once per ``MAX_PAUSED``
+    seconds on the way, and its embedding runs with the collector as the host set it."""
+    from langchain_agentmem import collector
+
+    monkeypatch.setattr(collector, "MAX_PAUSED", 0.0)
+    with AgentMemory(f"sqlite:///{tmp_path / 'a.db'}", embeddings=HashEmbeddings()) as source:
+        source.add_many(_texts(40), namespace="dana")
+        export = tmp_path / "dana.jsonl"
+        source.export_namespace("dana", export)
+    full: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2 and not gc.isenabled():
+            full.append(1)  # a full collection while the import held the collector paused
+
+    gc.callbacks.append(seen)
+    try:
+        with AgentMemory(f"sqlite:///{tmp_path / 'b.db'}", embeddings=HashEmbeddings()) as mem:
+            mem.import_namespace(export, namespace="dana")
+            assert len(mem.records("dana")) == 40
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(full) >= 20
+    assert gc.isenabled()
