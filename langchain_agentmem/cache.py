@@ -28,6 +28,7 @@ from langchain_agentmem.backends import Backend
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.ranking import HybridConfig
+from langchain_agentmem.types import OpKind
 from langchain_agentmem.view import NamespaceView
 
 DEFAULT_CACHE_RECORDS = 200_000
@@ -357,4 +358,17 @@ class NamespaceCache:
                 stacklevel=4,
             )
             return
+        if self._changed_while_saving(namespace, view.last_seq):
+            # Another process deleted or changed a record while the file was written: the
+            # file may hold that vector, and that process removed the file before it was
+            # written. Removed again, it is written anew by a later save.
+            self.discard_saved(namespace)
+            return
         view.mark_saved(view.last_seq)
+
+    def _changed_while_saving(self, namespace: str, seq: int) -> bool:
+        """Whether a record of ``namespace`` was deleted, changed or erased after ``seq``."""
+        return any(
+            change.erased or change.kind is not OpKind.ADD
+            for change in self.backend.changes_since(namespace, seq)
+        )

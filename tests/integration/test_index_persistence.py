@@ -148,3 +148,32 @@ def test_memory_store_has_no_index_files(
         mem.add("hello", namespace="u")
         mem.search("hello", namespace="u")
     assert not list(tmp_path.glob("**/*.faiss"))
+
+
+def test_a_delete_by_another_process_during_a_save_leaves_no_file_with_its_vector(
+    store: str, db_path: Path, embeddings: SentenceTransformerEmbeddings
+) -> None:
+    """The other process removes the saved file after its delete; a save that was writing it
+    meanwhile puts it back: it looks again once written, and removes it."""
+    with (
+        AgentMemory(store, embeddings=embeddings) as saver,
+        AgentMemory(store, embeddings=embeddings) as other,
+    ):
+        saver.add("My locker code is 4417.", namespace="u", record_id="code")
+        saver.search("warm", namespace="u")
+        files = saver._cache.index_files
+        assert files is not None
+        write = files.save
+
+        def raced(namespace: str, index: object, seq: int) -> None:
+            other.delete("code", namespace="u")  # commits, then removes the saved file
+            write(namespace, index, seq)  # type: ignore[arg-type]
+
+        files.save = raced  # type: ignore[method-assign]
+        saver.save_indexes()
+        files.save = write  # type: ignore[method-assign]
+        index_path, meta_path = _files(db_path)
+        assert not index_path.exists() and not meta_path.exists()
+    with AgentMemory(store, embeddings=embeddings) as mem:
+        assert "code" not in {r.id for r in mem.records("u")}
+        assert mem.search("locker code", namespace="u", k=3)
