@@ -442,3 +442,56 @@ def test_imported_statements_are_annotated_like_any_write(
     assert notes[PORTO]["facts"] == {"home city": "Porto"}
     # ... and indexed here at once: the imported statement is what the search finds.
     assert memory.search("Where do I live?", namespace="priya", k=1)[0].text == PORTO
+
+
+def test_forgotten_words_are_nowhere_in_the_files(tmp_path: Path) -> None:
+    """A record written each way the package writes (add, batch, put, import, a model's
+    annotation and its links, a reply's copy), then forgotten: its words are in neither the
+    database file, its write-ahead log, nor the saved index files."""
+    from langchain_core.messages import AIMessage as Reply
+    from langchain_core.messages import HumanMessage
+
+    from langchain_agentmem import BufferChatMessageHistory
+
+    secrets = ["4417ALPHA", "9902BRAVO", "5531CHARLIE", "7788DELTA", "Lyon", "6640ECHO"]
+    path = tmp_path / "m.db"
+    source = AgentMemory(f"sqlite:///{tmp_path / 'src.db'}")
+    source.add("My safe code is 7788DELTA.", namespace="x", record_id="safe")
+    export = io.StringIO()
+    source.export_namespace("x", export)
+    source.close()
+    codes = {
+        text: {"about": ["code"], "facts": {}}
+        for text in (
+            "My locker code is 4417ALPHA.",
+            "My bike lock is 9902BRAVO.",
+            "My gym PIN is 5531CHARLIE.",
+            "My safe code is 7788DELTA.",
+            "Can you keep my code 6640ECHO?",
+        )
+    }
+    model = ScriptedModel(answers={**ANSWERS, **codes}, asked=[])
+    with AgentMemory(f"sqlite:///{path}", model=model) as memory:
+        (added,) = memory.add("My locker code is 4417ALPHA.", namespace="priya")
+        ((batched,),) = memory.add_many(["My bike lock is 9902BRAVO."], namespace="priya")
+        memory.put("pin", "My gym PIN is 5531CHARLIE.", namespace="priya")
+        memory.import_namespace(io.StringIO(export.getvalue()), namespace="priya")
+        lyon, porto = _tell(memory, [LYON, PORTO])
+        history = BufferChatMessageHistory(
+            memory, namespace="priya", thread="chat", remember=True, remember_roles=("human", "ai")
+        )
+        history.add_messages([HumanMessage("Can you keep my code 6640ECHO?"), Reply("No.")])
+        assert memory.wait_annotated(timeout=30)
+        assert memory.get(porto, namespace="priya").metadata[ANNOTATION]["replaces"]
+        memory.search("code", namespace="priya", k=3)  # the view is open: close() saves it
+        said = next(r for r in memory.records("priya") if "6640ECHO" in r.text)
+        for record_id in (added.record_ids[0], batched.record_ids[0], "pin", "safe", lyon):
+            memory.delete(record_id, namespace="priya")
+        memory.delete(said.id, namespace="priya")
+        memory.clear_messages(namespace="priya", thread="chat")  # its short-term copy
+        left = {r.text for r in memory.records("priya")}
+        assert left == {PORTO, "No."}
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and "src.db" not in p.name]
+    assert any(p.suffix == ".faiss" for p in files)  # the saved index is among them
+    found = {s: [p.name for p in files if s.encode() in p.read_bytes()] for s in secrets}
+    assert found == {s: [] for s in secrets}
