@@ -3,7 +3,7 @@
 ``data/labelled_statements.json`` holds 24 statements written by hand, each with the labels a
 reader would accept for what it gives facts about, written before any model was asked. Each
 statement goes through the labelling request ``AgentMemory(model=...)`` sends
-(:func:`langchain_agentmem.annotator.messages`) and its answer through the same parser.
+(:func:`langchain_agentmem.annotation.annotator.messages`) and its answer through the same parser.
 A model label is right when it is one of the accepted labels, or its cosine to one (the
 bundled embedding model) is at least ``--match``; reported: statements with at least one
 right label, right labels among all the model's, statements whose answer could not be read,
@@ -33,9 +33,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from langchain_agentmem.annotations import parse
-from langchain_agentmem.annotator import messages
-from langchain_agentmem.embeddings import embed_records, resolve_embeddings
+from langchain_agentmem.annotation.annotations import parse
+from langchain_agentmem.annotation.annotator import messages
+from langchain_agentmem.embedding.embeddings import embed_records, resolve_embeddings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotations import CACHE, model_from_env

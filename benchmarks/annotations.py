@@ -40,9 +40,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from langchain_openai import ChatOpenAI
 
-import langchain_agentmem.annotator as annotator_module
+import langchain_agentmem.annotation.annotator as annotator_module
 from langchain_agentmem import AgentMemory, HybridConfig
-from langchain_agentmem.annotations import ANNOTATION, replaces_of
+from langchain_agentmem.annotation.annotations import ANNOTATION, replaces_of
 from langchain_agentmem.bench.metrics import percentile_ms
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 
@@ -271,8 +271,8 @@ COST_PROBES = 20
 
 def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
     """p50 and p95 seconds of one labelling call, uncached."""
-    from langchain_agentmem.annotations import worth_annotating
-    from langchain_agentmem.annotator import messages
+    from langchain_agentmem.annotation.annotations import worth_annotating
+    from langchain_agentmem.annotation.annotator import messages
 
     fresh = model_from_env(None)
     texts = [
@@ -293,8 +293,8 @@ def _seconds_per_call(raw: list[dict[str, Any]]) -> tuple[float, float]:
 
 def _seconds_per_query(raw: list[dict[str, Any]]) -> tuple[float, float]:
     """p50 and p95 seconds of one query labelling call, uncached."""
-    from langchain_agentmem.annotations import query_request
-    from langchain_agentmem.annotator import as_messages
+    from langchain_agentmem.annotation.annotations import query_request
+    from langchain_agentmem.annotation.annotator import as_messages
 
     fresh = model_from_env(None)
     took = []

@@ -32,9 +32,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import langchain_agentmem.annotator as annotator_module
+import langchain_agentmem.annotation.annotator as annotator_module
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.annotations import ANNOTATION, links_of
+from langchain_agentmem.annotation.annotations import ANNOTATION, links_of
 from langchain_agentmem.bench.runner import run_locomo
 from langchain_agentmem.locomo import CATEGORIES, load_locomo
 

@@ -14,8 +14,8 @@ alternates, so load on the machine falls on both alike):
 1. one text at a time, over the texts of the first ``--turns`` LoCoMo turns (``"speaker:
    text"``, as the bench stores them): a query, ``embeddings.embed_query(emb, text)`` (what
    a search embeds), and the add path, ``embeddings.embed_records(emb, [text])`` (a record's
-   text and its sentences, packed in one pass by both, see ``langchain_agentmem.packing``):
-   p50 / p95 latency, per second, ratio to torch;
+   text and its sentences, packed in one pass by both, see
+   ``langchain_agentmem.embedding.packing``): p50 / p95 latency, per second, ratio to torch;
 2. batches of 32 and 256 of those texts (``embeddings.embed_texts``, one pass per batch):
    texts/s and ratio;
 3. agreement: cosine between torch's vector and int8's of the same text, mean and min, for
@@ -55,16 +55,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from langchain_agentmem import quantized
-from langchain_agentmem.embeddings import (
+from langchain_agentmem.embedding import quantized
+from langchain_agentmem.embedding.embeddings import (
     SentenceTransformerEmbeddings,
     default_model_path,
     embed_query,
     embed_records,
     embed_texts,
 )
+from langchain_agentmem.embedding.quantized import QuantizedEmbeddings
 from langchain_agentmem.locomo import load_locomo, turn_text
-from langchain_agentmem.quantized import QuantizedEmbeddings
 
 VARIANTS = ("torch", "int8")
 BATCHES = (32, 256)

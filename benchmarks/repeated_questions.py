@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem import AgentMemory, HybridConfig
-from langchain_agentmem.embeddings import resolve_embeddings
+from langchain_agentmem.embedding.embeddings import resolve_embeddings
 from langchain_agentmem.integrations.recall import recall, shown_texts
-from langchain_agentmem.replies import only_asks
+from langchain_agentmem.text.replies import only_asks
 
 DATA = Path(__file__).parent / "data" / "repeated_questions.json"
 K = 4

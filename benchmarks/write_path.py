@@ -108,7 +108,7 @@ def measure(data: Path, turns: int, bulk: int, pg: str | None) -> dict[str, floa
 
     from langchain_agentmem import AgentMemory
     from langchain_agentmem.bench.runner import _bare_encoder
-    from langchain_agentmem.embeddings import embed_records
+    from langchain_agentmem.embedding.embeddings import embed_records
     from langchain_agentmem.index.text import reply_texts
     from langchain_agentmem.locomo import load_locomo, turn_metadata, turn_text
 
@@ -217,9 +217,9 @@ def encoder_tokens(data: Path, turns: int) -> str:
     tree): the tokens of the text and its sentences over the text's, and how many turns
     have sentences embedded apart."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
     from langchain_agentmem.locomo import load_locomo, turn_text
-    from langchain_agentmem.sentences import sentences
+    from langchain_agentmem.text.sentences import sentences
 
     tokenizer = SentenceTransformerEmbeddings().model.tokenizer
     conv = load_locomo(data)[0][0]
@@ -246,7 +246,7 @@ def encoder_scan(lengths: Sequence[int] = (8, 16, 32, 64, 128), repeats: int = 4
     thread): what is paid whatever the length, and what each token adds."""
     import torch
 
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 
     torch.set_num_threads(1)
     encoder = SentenceTransformerEmbeddings().model[0].auto_model

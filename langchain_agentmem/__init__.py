@@ -10,7 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.quantized import QuantizedEmbeddings
     from langchain_agentmem.errors import (
         AgentMemoryError,
         InvalidInputError,
@@ -44,13 +45,12 @@ if TYPE_CHECKING:
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies import MemoryPolicy, available_policies
     from langchain_agentmem.policies.learned import LearnedPolicy
-    from langchain_agentmem.quantized import QuantizedEmbeddings
     from langchain_agentmem.ranking import HybridConfig
     from langchain_agentmem.types import Decision, MemoryOp, MemoryRecord, OpKind
 
 _WHERE = {
-    "SentenceTransformerEmbeddings": "langchain_agentmem.embeddings",
-    "QuantizedEmbeddings": "langchain_agentmem.quantized",
+    "SentenceTransformerEmbeddings": "langchain_agentmem.embedding.embeddings",
+    "QuantizedEmbeddings": "langchain_agentmem.embedding.quantized",
     "AgentMemoryError": "langchain_agentmem.errors",
     "InvalidInputError": "langchain_agentmem.errors",
     "InvalidTypeError": "langchain_agentmem.errors",

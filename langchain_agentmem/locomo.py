@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.replies import REPLY_TO, asks
+from langchain_agentmem.text.replies import REPLY_TO, asks
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 """The question categories a retrieval memory is measured on (5, adversarial, is skipped)."""

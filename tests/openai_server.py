@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from langchain_agentmem.annotations import JUDGE_SYSTEM, SYSTEM
+from langchain_agentmem.annotation.annotations import JUDGE_SYSTEM, SYSTEM
 
 Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"]
 """Text, ``{"content": ..., "tool_calls": [...]}``, an error (``{"status": 401,

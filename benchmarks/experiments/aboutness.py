@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
+from langchain_agentmem.embedding.embeddings import embed_records, embed_texts, resolve_embeddings
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.locomo import CATEGORIES

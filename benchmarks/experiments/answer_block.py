@@ -52,7 +52,7 @@ from langchain_agentmem.integrations.prompt import (
     written,
 )
 from langchain_agentmem.locomo import load_locomo
-from langchain_agentmem.replies import REPLY_TO
+from langchain_agentmem.text.replies import REPLY_TO
 from langchain_agentmem.types import MemoryRecord
 
 LONG_HEADER = (

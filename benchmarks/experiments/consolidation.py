@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.embeddings import embed_records, resolve_embeddings
+from langchain_agentmem.embedding.embeddings import embed_records, resolve_embeddings
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.index.text import lexical_text

@@ -54,11 +54,11 @@ from typing import Any
 
 import numpy as np
 
-import langchain_agentmem.annotator as annotator_module
-import langchain_agentmem.judging as judging
+import langchain_agentmem.annotation.annotator as annotator_module
+import langchain_agentmem.memory.judging as judging
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.annotations import Notes
-from langchain_agentmem.annotator import LinkCandidate
+from langchain_agentmem.annotation.annotations import Notes
+from langchain_agentmem.annotation.annotator import LinkCandidate
 from langchain_agentmem.locomo import load_locomo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -44,7 +44,7 @@ from langchain_agentmem.bench.longmemeval import (
 from langchain_agentmem.bench.longmemeval_runner import KEEPS, ReplayClock, store_haystack
 from langchain_agentmem.bench.memoised import MemoisedEmbeddings
 from langchain_agentmem.bench.metrics import recall_at_k
-from langchain_agentmem.embeddings import resolve_embeddings
+from langchain_agentmem.embedding.embeddings import resolve_embeddings
 from langchain_agentmem.ranking import HybridConfig, stages
 from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.ranking.roles import asked_role

@@ -121,7 +121,7 @@ def bm25_matrix(
 
 def prepare(conversations: Sequence[Conversation], cache: Path) -> list[Conv]:
     """Embed (cached) and score every conversation once."""
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 
     model = SentenceTransformerEmbeddings().model
     tag = "all-MiniLM-L6-v2"

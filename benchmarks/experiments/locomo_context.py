@@ -85,7 +85,7 @@ CONTEXT: dict[str, Context] = {}
 
 def prepare_context(conversations: list[Conversation], convs: list[Conv], cache: Path) -> None:
     """Embed and score every turn with the turn before it (same session)."""
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 
     model = SentenceTransformerEmbeddings().model
     for conv, c in zip(conversations, convs, strict=True):
@@ -185,7 +185,7 @@ def variants() -> list[Variant]:
 
 def one_speaker(conversations: list[Conversation], cache: Path) -> dict[str, list[Conv]]:
     """Per context kind, one score matrix per memory (one speaker's turns of a conversation)."""
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 
     model = SentenceTransformerEmbeddings().model
     tag = "all-MiniLM-L6-v2"

@@ -104,7 +104,7 @@ def bm25_terms(
 
 def prepare_extra(conversations: list[Conversation], convs: list[Conv], cache: Path) -> None:
     """Fill :data:`EXTRA` (embeddings come from the ablation's cache)."""
-    from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 
     model = SentenceTransformerEmbeddings().model
     for conv, c in zip(conversations, convs, strict=True):

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.embeddings import embed_texts, resolve_embeddings
+from langchain_agentmem.embedding.embeddings import embed_texts, resolve_embeddings
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.ranking import HybridConfig

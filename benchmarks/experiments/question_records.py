@@ -5,7 +5,7 @@ A user's question is kept as a memory (it shows what they care about), but it is
 answer, and a question matches a later question best. Two rules are scored here, side by
 side, every turn kept:
 
-- ``skip repeats``: a turn that only asks (:func:`~langchain_agentmem.replies.only_asks`)
+- ``skip repeats``: a turn that only asks (:func:`~langchain_agentmem.text.replies.only_asks`)
   is not stored when the same speaker already holds a question-only record whose cosine to
   it is at least ``t`` (cosine alone: more than ``AgentMemory`` skips, which also needs one
   question's content words to hold the other's);
@@ -35,9 +35,9 @@ import numpy as np
 
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.ranking import HybridConfig
-from langchain_agentmem.replies import only_asks
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_results
+from langchain_agentmem.text.replies import only_asks
 
 POOL = 100
 KS = (1, 5, 10)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.embeddings import embed_query, embed_records, resolve_embeddings
+from langchain_agentmem.embedding.embeddings import embed_query, embed_records, resolve_embeddings
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.rl.data import (
     Conversation,

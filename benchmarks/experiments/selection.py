@@ -49,7 +49,7 @@ from langchain_agentmem.rl.budget import capacity_for
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import evidence_weight, per_question, summarise
 from langchain_agentmem.rl.train import ridge_fit, with_intercept
-from langchain_agentmem.sentences import strip_speaker
+from langchain_agentmem.text.sentences import strip_speaker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evidence_fit import turn_features

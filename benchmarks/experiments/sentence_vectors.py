@@ -2,7 +2,7 @@
 
 A mean-pooled embedding weighs a message's sentences by their length, so a long aside can
 drown the short statement a question asks about. The shipped rule
-(:func:`~langchain_agentmem.embeddings.embed_records`) embeds a record of two or more
+(:func:`~langchain_agentmem.embedding.embeddings.embed_records`) embeds a record of two or more
 sentences (two words or more each) as ``normalise(whole + normalise(sum of sentences))``;
 queries are embedded as before. This script scores, side by side in one run:
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
+from langchain_agentmem.embedding.embeddings import embed_records, embed_texts, resolve_embeddings
 from langchain_agentmem.policies.learned import load_policy
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import (
@@ -45,7 +45,7 @@ from langchain_agentmem.rl.evaluate import (
     per_question,
     summarise,
 )
-from langchain_agentmem.sentences import pieces, sentences
+from langchain_agentmem.text.sentences import pieces, sentences
 
 CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
 

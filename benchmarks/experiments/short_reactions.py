@@ -47,9 +47,9 @@ import numpy as np
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.ranking import search as hybrid
 from langchain_agentmem.ranking.newer_first import Said
-from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import Conversation
 from langchain_agentmem.rl.retrieval import hybrid_results
+from langchain_agentmem.text.replies import asks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aboutness import locomo_summary, ranker

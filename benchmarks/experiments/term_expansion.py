@@ -14,7 +14,7 @@ Variants, side by side in one run, every turn kept, k=5, all on top of the shipp
 - ``record m/floor``: document expansion, a record gets the ``m`` vocabulary words nearest
   its embedding (cosine >= ``floor``) that its text does not hold;
 - ``query n/floor``: query expansion, each content word of the question (names and stop
-  words out, :func:`~langchain_agentmem.words.question_words`) brings its ``n``
+  words out, :func:`~langchain_agentmem.text.words.question_words`) brings its ``n``
   nearest vocabulary words (cosine >= ``floor``, other forms of the word itself out),
   appended to the question;
 - ``query n/floor xW``: the same near words, their BM25 counted ``W`` times and divided by
@@ -54,14 +54,14 @@ import numpy as np
 import numpy.typing as npt
 from bm25s.stopwords import STOPWORDS_EN
 
-from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts
+from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings, embed_texts
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo, searched_as
 from langchain_agentmem.rl.retrieval import hybrid_results, turn_counts
-from langchain_agentmem.words import question_words as content_words
+from langchain_agentmem.text.words import question_words as content_words
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aboutness import HAND, TaggedLexical, locomo_summary

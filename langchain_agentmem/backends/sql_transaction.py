@@ -17,7 +17,7 @@ from langchain_agentmem.backends.base import (
 )
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
-from langchain_agentmem.replies import REPLY_TO, REPLY_TO_ID, question_of
+from langchain_agentmem.text.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import Vector
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_agentmem.bench.answer_cache import LATENCY_KEY
 from langchain_agentmem.bench.runner import turn_adds
-from langchain_agentmem.embeddings import embed_texts, normalize
+from langchain_agentmem.embedding.embeddings import embed_texts, normalize
 from langchain_agentmem.integrations.middleware import AgentMemoryMiddleware, AgentMemoryState
 from langchain_agentmem.integrations.prompt import SHOW_TODAY, today_line
 from langchain_agentmem.locomo import Conversation, Question, Turn, turn_text

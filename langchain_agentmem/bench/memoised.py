@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.embeddings import ArrayEmbeddings, embed_texts
+from langchain_agentmem.embedding.embeddings import ArrayEmbeddings, embed_texts
 from langchain_agentmem.types import Vector
 
 

@@ -13,7 +13,11 @@ import numpy as np
 from tqdm import tqdm
 
 from langchain_agentmem.bench.metrics import hit_at_k, percentile_ms, recall_at_k
-from langchain_agentmem.embeddings import SentenceTransformerEmbeddings, embed_texts, normalize
+from langchain_agentmem.embedding.embeddings import (
+    SentenceTransformerEmbeddings,
+    embed_texts,
+    normalize,
+)
 from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.locomo import CATEGORIES, Conversation, LoadReport, turn_metadata, turn_text
 from langchain_agentmem.memory import AgentMemory

@@ -175,7 +175,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from openai import OpenAIError
 
     from langchain_agentmem.bench.runner import run_locomo
-    from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.embedding.embeddings import resolve_embeddings
     from langchain_agentmem.locomo import load_locomo
     from langchain_agentmem.memory import AgentMemory
 

@@ -156,7 +156,7 @@ def run_bench(args: argparse.Namespace) -> int:
     )
     from langchain_agentmem.bench.longmemeval_summary import format_lme_summary
     from langchain_agentmem.bench.memoised import MemoisedEmbeddings
-    from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.embedding.embeddings import resolve_embeddings
     from langchain_agentmem.memory import AgentMemory
 
     problem = _usage_error(args)

@@ -45,8 +45,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from langchain_agentmem.backends.url import default_store_url, redact_url
-    from langchain_agentmem.export_format import read_export
     from langchain_agentmem.memory import AgentMemory
+    from langchain_agentmem.memory.export_format import read_export
 
     # Check the whole file (and the namespace) first: a bad one opens, and creates, no store.
     export = read_export(sys.stdin if args.input == "-" else args.input)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
-from langchain_agentmem.words import STOP_WORDS
+from langchain_agentmem.text.words import STOP_WORDS
 
 # bm25s's own default token pattern and English stop words, so scores match bm25s's.
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from langchain_agentmem.words import STOP_WORDS
+from langchain_agentmem.text.words import STOP_WORDS
 
 _WORD = re.compile(r"\w")
 

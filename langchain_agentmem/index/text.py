@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from langchain_agentmem.index.lexical import tokenize
-from langchain_agentmem.replies import asks
+from langchain_agentmem.text.replies import asks
 from langchain_agentmem.types import from_epoch
 
 

@@ -29,7 +29,7 @@ from langchain_agentmem.integrations.turns import (
     replied_to,
 )
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.messages import plain_messages
+from langchain_agentmem.memory.messages import plain_messages
 from langchain_agentmem.types import MemoryOp
 from langchain_agentmem.validation import check_name
 

@@ -5,7 +5,7 @@ An adapter offers messages as a side effect of a conversation: a chat history's
 message the memory would refuse (longer than ``max_text_chars``, a NUL character, a lone
 surrogate) is not offered: the conversation goes on with the message in it, and one
 warning on :data:`logger` says so. A message is offered with only
-the question the message it replies to asks (:func:`~langchain_agentmem.replies.question_of`:
+the question the message it replies to asks (:func:`~langchain_agentmem.text.replies.question_of`:
 one or two sentences, 300 characters at most), and without it when the memory would refuse
 that message as a text (so a message not remembered is not kept as another's ``reply_to``
 either), or when only that question makes its metadata larger than ``max_metadata_bytes``.
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.replies import REPLY_TO, question_of
+from langchain_agentmem.text.replies import REPLY_TO, question_of
 from langchain_agentmem.validation import MAX_QUERY_CHARS, Limits, check_text
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ Each memory is one line: its date, as people write it (and its time, UTC, where 
 memory has the same date: :func:`stamps`), who said it, and its words as a JSON string
 literal (newlines, quotes and angle brackets escaped), so a remembered text can neither
 close the block, nor start a line of its own, nor pass for the operator's words; control,
-bidi and invisible characters (:mod:`~langchain_agentmem.controls`) are escaped too, so it
+bidi and invisible characters (:mod:`~langchain_agentmem.text.controls`) are escaped too, so it
 can neither steer a terminal that shows it nor hide text from whoever reads it;
 ``json.loads`` of the quoted part gives the text back exactly. A formatter is any function
 from a list of :class:`~langchain_agentmem.types.MemoryRecord` to a string; pass your own as
@@ -36,10 +36,10 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from langchain_agentmem.annotations import current_annotation, replaces_of
-from langchain_agentmem.controls import HIDDEN
+from langchain_agentmem.annotation.annotations import current_annotation, replaces_of
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.replies import asks, reply_of
+from langchain_agentmem.text.controls import HIDDEN
+from langchain_agentmem.text.replies import asks, reply_of
 from langchain_agentmem.types import MemoryRecord
 from langchain_agentmem.validation import DEFAULT_MAX_RECALL_CHARS
 
@@ -151,7 +151,7 @@ _ESCAPES: dict[int, str] = {
 }
 """Escaped beyond JSON's own: the block's brackets and their look-alikes, the line breaks
 JSON leaves raw, and what steers a terminal or hides text from a reader
-(:data:`~langchain_agentmem.controls.HIDDEN`: DEL and C1 controls, bidi controls, TAG
+(:data:`~langchain_agentmem.text.controls.HIDDEN`: DEL and C1 controls, bidi controls, TAG
 characters and other invisible ones)."""
 
 

@@ -19,8 +19,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.memory import AgentMemory
-from langchain_agentmem.messages import plain_messages
-from langchain_agentmem.replies import REPLY_TO, asks
+from langchain_agentmem.memory.messages import plain_messages
+from langchain_agentmem.text.replies import REPLY_TO, asks
 
 TokenCounter = Callable[[Iterable[BaseMessage]], int]
 """Counts the tokens of a message list."""

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from langchain_agentmem.replies import answers
-from langchain_agentmem.sentences import strip_speaker
+from langchain_agentmem.text.replies import answers
+from langchain_agentmem.text.sentences import strip_speaker
+from langchain_agentmem.text.words import FEATURE_STOP
 from langchain_agentmem.types import RecordStat
-from langchain_agentmem.words import FEATURE_STOP
 
 FloatArray = npt.NDArray[np.float32]
 

@@ -110,8 +110,8 @@ class HybridConfig:
             sharing a word with the query (:func:`~langchain_agentmem.ranking.stages.
             statement_first`).
         label_weight: How much each word of a record's labels (what a chat model said it
-            is about, :mod:`~langchain_agentmem.annotations`) counts in the lexical index,
-            against 1 for its own words, in [0, 1] (0: labels are not searched).
+            is about, :mod:`~langchain_agentmem.annotation.annotations`) counts in the lexical
+            index, against 1 for its own words, in [0, 1] (0: labels are not searched).
         label_match: Least cosine between the query and a label of the namespace for the
             label's words to join the query's, in [0, 1] (a match by embedding: no model
             call when searching).

@@ -23,7 +23,7 @@ from langchain_agentmem.index.text import lexical_counts
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.newer_first import Said
-from langchain_agentmem.replies import asks, only_asks
+from langchain_agentmem.text.replies import asks, only_asks
 
 
 class Corpus(Protocol):
@@ -69,7 +69,7 @@ class Indexed:
     """BM25 with the config's ``bm25_k1`` and ``bm25_b``."""
     order: ThreadOrder = field(default_factory=ThreadOrder)
     questions: set[int] = field(default_factory=set)
-    """Keys of the records that only ask (:func:`~langchain_agentmem.replies.only_asks`)."""
+    """Keys of the records that only ask (:func:`~langchain_agentmem.text.replies.only_asks`)."""
     _said: dict[int, Said] = field(default_factory=dict)
     """What :meth:`said` returns for each key (searches read it per key)."""
     _ids: dict[int, str] = field(default_factory=dict)

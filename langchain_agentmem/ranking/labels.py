@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from langchain_agentmem.annotations import label_words
+from langchain_agentmem.annotation.annotations import label_words
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.types import Vector
 

@@ -41,8 +41,8 @@ from collections.abc import Callable
 import numpy as np
 
 from langchain_agentmem.ranking.config import HybridConfig
+from langchain_agentmem.text.words import question_words
 from langchain_agentmem.types import Vector
-from langchain_agentmem.words import question_words
 
 _DEFAULT = HybridConfig()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_agentmem.annotations import SAME_ATTRIBUTE, label_words
+from langchain_agentmem.annotation.annotations import SAME_ATTRIBUTE, label_words
 from langchain_agentmem.index.speakers import NamedQuery, name_speakers
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.labels import NO_LABELS, QueryLabels, query_labels

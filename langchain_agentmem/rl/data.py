@@ -204,7 +204,7 @@ def _save_cached(file: Path, vectors: npt.NDArray[np.float32]) -> None:
 def _record_rule() -> bytes:
     """How turn vectors are made: the source of the sentence rule (part of the cache key,
     so changing the rule makes new files)."""
-    from langchain_agentmem import sentences
+    from langchain_agentmem.text import sentences
 
     return b"records: whole + sentence mean\0" + Path(sentences.__file__).read_bytes()
 
@@ -213,7 +213,11 @@ def embed_conversations(
     convs: list[Conversation], embeddings: Embeddings | None = None, *, cache: bool = True
 ) -> list[Conversation]:
     """Fill each conversation's turn and question vectors (cached as ``.npz``, never pickle)."""
-    from langchain_agentmem.embeddings import embed_records, embed_texts, resolve_embeddings
+    from langchain_agentmem.embedding.embeddings import (
+        embed_records,
+        embed_texts,
+        resolve_embeddings,
+    )
 
     emb: Embeddings | None = embeddings
     rule = _record_rule()

@@ -27,8 +27,8 @@ from langchain_agentmem.index.text import reply_texts
 from langchain_agentmem.ranking import HybridConfig, hybrid_search, query_of
 from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.near_words import near_words
-from langchain_agentmem.replies import REPLY_TO, asks, only_asks
 from langchain_agentmem.rl.data import Conversation, searched_as
+from langchain_agentmem.text.replies import REPLY_TO, asks, only_asks
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.files import write_text
-from langchain_agentmem.ops import UNQUOTE_POLICY
+from langchain_agentmem.namespace.ops import UNQUOTE_POLICY
 from langchain_agentmem.rl.synthetic_conversations import SLOT_SETS, generate, write
 from langchain_agentmem.types import Decision
 
@@ -146,7 +146,7 @@ def measure_fact_change(
         current one, or is found while the current one is not), ``before_recall@{k}`` and
         op counts from the audit log.
     """
-    from langchain_agentmem.embeddings import resolve_embeddings
+    from langchain_agentmem.embedding.embeddings import resolve_embeddings
     from langchain_agentmem.locomo import load_locomo, turn_text
     from langchain_agentmem.memory import AgentMemory
     from langchain_agentmem.policies.learned import LearnedPolicy

@@ -14,7 +14,7 @@ from langchain_agentmem.backends import open_backend
 from langchain_agentmem.backends.base import LogEntry
 from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
 from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
-from langchain_agentmem.ops import apply_batch
+from langchain_agentmem.namespace.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
 from tests.stores import PG_URL, HashEmbeddings
 

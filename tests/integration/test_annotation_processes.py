@@ -12,7 +12,7 @@ from typing import Any
 from langchain_openai import ChatOpenAI
 
 from langchain_agentmem import AgentMemory
-from langchain_agentmem.annotations import SYSTEM, current_annotation
+from langchain_agentmem.annotation.annotations import SYSTEM, current_annotation
 from tests.openai_server import ScriptedOpenAIServer, message_text, plain_notes
 from tests.stores import HashEmbeddings
 

@@ -27,8 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from langchain_agentmem import AgentMemory, InvalidInputError, InvalidTypeError, OpKind
-from langchain_agentmem.annotations import ANNOTATION, current_annotation
-from langchain_agentmem.annotator import AnnotationWait
+from langchain_agentmem.annotation.annotations import ANNOTATION, current_annotation
+from langchain_agentmem.annotation.annotator import AnnotationWait
 from langchain_agentmem.integrations.prompt import format_memories
 from langchain_agentmem.integrations.recall import recall
 from tests.openai_server import facts_judge, judged_pair
@@ -195,11 +195,11 @@ def test_a_write_returns_before_the_model_answers(tmp_path: Path) -> None:
 def test_a_failing_model_fails_no_write_and_is_logged_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("langchain_agentmem.annotator.RETRY_WAITS", (0.05, 0.05))
+    monkeypatch.setattr("langchain_agentmem.annotation.annotator.RETRY_WAITS", (0.05, 0.05))
     for broken in (_model(fail=True), _model(garble=True)):
         caplog.clear()
         with (
-            caplog.at_level(logging.WARNING, "langchain_agentmem.annotator"),
+            caplog.at_level(logging.WARNING, "langchain_agentmem.annotation.annotator"),
             AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=broken) as memory,
         ):
             ids = _tell(memory, [LYON])
@@ -369,7 +369,7 @@ def test_a_failing_query_label_call_only_logs(
         assert memory.wait_annotated(timeout=30)
     broken = _model(fail=True)
     with (
-        caplog.at_level(logging.WARNING, "langchain_agentmem.annotator"),
+        caplog.at_level(logging.WARNING, "langchain_agentmem.annotation.annotator"),
         AgentMemory(f"sqlite:///{tmp_path / 'm.db'}", model=broken, label_queries=True) as again,
     ):
         for _ in range(2):

@@ -14,7 +14,7 @@ import pytest
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.transfer import export_namespace, import_namespace
+from langchain_agentmem.memory.transfer import export_namespace, import_namespace
 from tests.stores import HashEmbeddings
 
 

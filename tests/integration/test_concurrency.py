@@ -21,7 +21,7 @@ from langchain_core.messages import HumanMessage
 
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.backends import open_backend
-from langchain_agentmem.ops import apply_batch
+from langchain_agentmem.namespace.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
 from tests.stores import HashEmbeddings
 

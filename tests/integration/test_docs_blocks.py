@@ -136,7 +136,7 @@ def test_the_annotation_example_survives_answers_that_do_not_parse(
 ) -> None:
     concepts = ROOT / "docs" / "concepts.md"
     (code,) = [c for _, c in python_blocks(concepts)[0] if "wait_annotated" in c]
-    monkeypatch.setattr("langchain_agentmem.annotator.RETRY_WAITS", (0.05, 0.05))
+    monkeypatch.setattr("langchain_agentmem.annotation.annotator.RETRY_WAITS", (0.05, 0.05))
     monkeypatch.chdir(tmp_path)
     with ScriptedOpenAIServer(default="You live in Porto.", annotate=lambda _: "Sure!") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)

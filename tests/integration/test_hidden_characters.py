@@ -18,8 +18,8 @@ from langchain.tools import ToolRuntime
 
 from langchain_agentmem import AgentMemory, memory_tools
 from langchain_agentmem.cli.chat.commands import command
-from langchain_agentmem.controls import HIDDEN
 from langchain_agentmem.integrations.prompt import render
+from langchain_agentmem.text.controls import HIDDEN
 from tests.integration.test_chat_cli import environment
 from tests.openai_server import ScriptedOpenAIServer, error
 from tests.stores import HashEmbeddings

@@ -29,8 +29,8 @@ from langchain_agentmem import (
     SentenceTransformerEmbeddings,
     StoreError,
 )
-from langchain_agentmem.replies import only_asks
-from langchain_agentmem.sentences import MAX_SENTENCES
+from langchain_agentmem.text.replies import only_asks
+from langchain_agentmem.text.sentences import MAX_SENTENCES
 from langchain_agentmem.validation import MAX_NAME_LENGTH, STORE_MARK, SURROGATE_PAIR
 from tests.stores import HashEmbeddings
 
@@ -391,7 +391,7 @@ async def test_async_writes_split_long_texts_off_the_event_loop(
 ) -> None:
     # Splitting a long text into sentences is CPU work: on the event loop it stalls every
     # other request of an async server (the MCP server over HTTP) for as long as it takes.
-    from langchain_agentmem import embeddings as embedding_module
+    from langchain_agentmem.embedding import embeddings as embedding_module
 
     batch = embedding_module._record_batch
     threads: list[threading.Thread] = []

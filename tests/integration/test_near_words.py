@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
-from langchain_agentmem.embeddings import embed_texts
+from langchain_agentmem.embedding.embeddings import embed_texts
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.ranking.near_words import FLOOR, load_table
 

@@ -10,7 +10,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.models import Pooling
 
 from langchain_agentmem import SentenceTransformerEmbeddings
-from langchain_agentmem.embeddings import (
+from langchain_agentmem.embedding.embeddings import (
     PAD_SPREAD,
     _record_batch,
     _record_vectors,
@@ -19,8 +19,8 @@ from langchain_agentmem.embeddings import (
     embed_texts,
     length_batches,
 )
-from langchain_agentmem.packing import MAX_PACKED_TOKENS, packer
-from langchain_agentmem.sentences import sentences
+from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS, packer
+from langchain_agentmem.text.sentences import sentences
 
 TEXTS = [
     "I moved to Berlin.",

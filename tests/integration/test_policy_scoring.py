@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from langchain_agentmem import AgentMemory, HybridConfig
-from langchain_agentmem.replies import asks
 from langchain_agentmem.rl.data import embed_conversations, load_locomo
 from langchain_agentmem.rl.retrieval import hybrid_orders, hybrid_results, replies, static_scores
+from langchain_agentmem.text.replies import asks
 
 SESSIONS = [
     [

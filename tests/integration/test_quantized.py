@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from langchain_agentmem import AgentMemory, QuantizedEmbeddings, SentenceTransformerEmbeddings
-from langchain_agentmem.embeddings import (
+from langchain_agentmem.embedding.embeddings import (
     aembed_records,
     embed_query,
     embed_records,
     embed_texts,
     embedding_model_name,
 )
+from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.packing import MAX_PACKED_TOKENS
-from langchain_agentmem.sentences import sentences
+from langchain_agentmem.text.sentences import sentences
 
 pytestmark = pytest.mark.slow  # the export takes several seconds
 
@@ -131,7 +131,7 @@ def test_the_helpers_take_its_arrays(quantized: QuantizedEmbeddings) -> None:
 def test_a_second_instance_loads_the_export(
     quantized: QuantizedEmbeddings, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import langchain_agentmem.quantized as module
+    import langchain_agentmem.embedding.quantized as module
 
     path = _exported(cache_dir)
     before = path.stat().st_mtime_ns
@@ -144,7 +144,7 @@ def test_a_second_instance_loads_the_export(
 def test_a_truncated_export_is_made_again(
     quantized: QuantizedEmbeddings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import langchain_agentmem.quantized as module
+    import langchain_agentmem.embedding.quantized as module
 
     source = _exported(Path(quantized.cache_dir))
     cache = tmp_path / "cache"
@@ -220,7 +220,7 @@ def test_it_leaves_the_process_environment_alone() -> None:
         "import logging, sys, langchain_agentmem\n"
         "langchain_agentmem.QuantizedEmbeddings\n"
         "print('onnxruntime' in sys.modules)\n"
-        "from langchain_agentmem.quantized import _quantiser\n"
+        "from langchain_agentmem.embedding.quantized import _quantiser\n"
         "_quantiser()\n"
         "print('onnxruntime.quantization' in sys.modules, logging.getLogger().handlers,"
         " logging.getLogger().level)\n"

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from langchain_agentmem import AgentMemory, SentenceTransformerEmbeddings
-from langchain_agentmem.embeddings import (
+from langchain_agentmem.embedding.embeddings import (
     aembed_records,
     embed_query,
     embed_records,
     embed_texts,
     normalize,
 )
-from langchain_agentmem.sentences import sentences
+from langchain_agentmem.text.sentences import sentences
 
 BUSY_WEEKEND = (
     "We spent the whole weekend repainting the hallway, assembling flat-pack furniture, "

@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, OpKind
-from langchain_agentmem.replies import only_asks
+from langchain_agentmem.text.replies import only_asks
 from tests.fakes import RecordingChatModel
 
 USER = {"role": "human", "source": "agent"}

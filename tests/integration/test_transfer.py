@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_agentmem import AgentMemory, InvalidInputError, OpKind, SentenceTransformerEmbeddings
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.cli import main
-from langchain_agentmem.export_format import FORMAT_VERSION
+from langchain_agentmem.memory.export_format import FORMAT_VERSION
 from tests.stores import HashEmbeddings
 
 FACTS = [

@@ -27,7 +27,7 @@ from langchain_core.messages import (
 
 from langchain_agentmem import AgentMemory, InvalidInputError
 from langchain_agentmem.cli import main
-from langchain_agentmem.export_format import CLOCK_SKEW, FORMAT, FORMAT_VERSION
+from langchain_agentmem.memory.export_format import CLOCK_SKEW, FORMAT, FORMAT_VERSION
 from tests.stores import HashEmbeddings
 
 PAST = "2024-03-01T09:30:00+00:00"
@@ -102,7 +102,7 @@ def test_the_cli_needs_user_and_names_the_target_before_writing(
         assert [r.text for r in mem.records("bob")] == ["I live in Oslo."]
         assert mem.namespaces() == ["bob"]
 
-    from langchain_agentmem.userdata import MemoryUserData
+    from langchain_agentmem.memory.userdata import MemoryUserData
 
     told: list[str] = []
     original = MemoryUserData.import_namespace
@@ -301,7 +301,7 @@ def test_a_failed_export_leaves_the_earlier_file_and_no_other(
         def full(*args: object) -> str:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr("langchain_agentmem.transfer._iso", full)
+        monkeypatch.setattr("langchain_agentmem.memory.transfer._iso", full)
         with pytest.raises(OSError, match="No space left"):
             mem.export_namespace("alice", out)
         assert out.read_text() == earlier
@@ -311,7 +311,7 @@ def test_a_failed_export_leaves_the_earlier_file_and_no_other(
         def sticky(src: str, dst: str) -> None:  # /tmp: another account's file is theirs
             raise PermissionError(errno.EPERM, "Operation not permitted")
 
-        monkeypatch.setattr("langchain_agentmem.transfer.os.replace", sticky)
+        monkeypatch.setattr("langchain_agentmem.memory.transfer.os.replace", sticky)
         with pytest.raises(
             InvalidInputError, match=r"cannot replace .*alice\.jsonl' \(Operation not permitted\)"
         ):

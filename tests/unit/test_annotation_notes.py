@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_agentmem.annotations import (
+from langchain_agentmem.annotation.annotations import (
     Earlier,
     Notes,
     annotation,
@@ -23,7 +23,7 @@ from langchain_agentmem.integrations.prompt import format_memories, memory_line
 from langchain_agentmem.integrations.recall import current
 from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.stages import Pool, replaced_below, statement_first
-from langchain_agentmem.replies import MEMORY_SHAPE, question_of
+from langchain_agentmem.text.replies import MEMORY_SHAPE, question_of
 from langchain_agentmem.types import MemoryRecord
 
 PORTO = "I moved to Porto last month."
@@ -198,7 +198,7 @@ def test_a_query_is_labelled_with_examples_and_its_labels_cleaned() -> None:
 
 
 def test_a_reason_of_an_older_release_loses_the_forgotten_words() -> None:
-    from langchain_agentmem.annotations import reason_without
+    from langchain_agentmem.annotation.annotations import reason_without
 
     reason = "m noted what it is about: bank pin; it replaces r1 (bank pin: 4711 -> 9999); r2 (x)"
     assert reason_without(reason, "r1") == (

@@ -45,8 +45,8 @@ ALLOWED = Counter(
         ("langchain_agentmem/index/persist.py", "replace"): 2,
         # An export: a new file beside the target (O_EXCL | O_NOFOLLOW, 0600) written through
         # its descriptor and renamed over it; a file already there read first, not followed.
-        ("langchain_agentmem/transfer.py", "replace"): 1,
-        ("langchain_agentmem/transfer.py", "open"): 3,
+        ("langchain_agentmem/memory/transfer.py", "replace"): 1,
+        ("langchain_agentmem/memory/transfer.py", "open"): 3,
         # Arrays into a buffer that files.write_file writes.
         ("langchain_agentmem/policies/learned.py", "savez"): 1,
         ("langchain_agentmem/rl/data.py", "savez"): 1,
@@ -56,13 +56,13 @@ ALLOWED = Counter(
         ("langchain_agentmem/rl/synthetic.py", "TemporaryDirectory"): 1,
         # The ONNX export: made in a new folder inside the model's private folder
         # (files.private_folders), the checked model renamed from a files.private_temp.
-        ("langchain_agentmem/quantized.py", "TemporaryDirectory"): 1,
-        ("langchain_agentmem/quantized.py", "replace"): 1,
+        ("langchain_agentmem/embedding/quantized.py", "TemporaryDirectory"): 1,
+        ("langchain_agentmem/embedding/quantized.py", "replace"): 1,
         # A chat thread's lock file: O_NOFOLLOW, 0600, in a folder files.private_folders made.
         ("langchain_agentmem/cli/chat/threads.py", "open"): 1,
         # Not files: the store's "used at" column, standard output to /dev/null, the tokens
         # file opened to be read.
-        ("langchain_agentmem/reads.py", "touch"): 1,
+        ("langchain_agentmem/memory/reads.py", "touch"): 1,
         ("langchain_agentmem/cli/pipes.py", "open"): 1,
         ("langchain_agentmem/integrations/mcp/tokens.py", "open"): 2,
     }

@@ -79,8 +79,8 @@ def test_lower_layers_do_not_import_upper_ones() -> None:
     rules = {
         "langchain_agentmem.policies": ("backends", "index", *MEMORY, "cache", "integrations"),
         "langchain_agentmem.backends": ("policies", "integrations", *MEMORY, "cache", "rl"),
-        "langchain_agentmem.cache": (*MEMORY, "integrations", "rl", "ops"),
-        "langchain_agentmem.view": (*MEMORY, "cache", "integrations", "rl", "ops"),
+        "langchain_agentmem.namespace.cache": (*MEMORY, "integrations", "rl", "ops"),
+        "langchain_agentmem.namespace.view": (*MEMORY, "cache", "integrations", "rl", "ops"),
         "langchain_agentmem.index": ("policies", "backends", *MEMORY, "cache", "rl", "ranking"),
         "langchain_agentmem.ranking": (
             "policies",
@@ -168,7 +168,8 @@ def test_integrations_use_the_public_api() -> None:
         for m, ts in graph.items()
         if _under(m, "langchain_agentmem.integrations")
         for t in ts
-        if _under(t, "langchain_agentmem.backends") or _under(t, "langchain_agentmem.cache")
+        if _under(t, "langchain_agentmem.backends")
+        or _under(t, "langchain_agentmem.namespace.cache")
     )
     assert not bad, f"integrations reach into the store or the cache: {bad}"
     reached = [hit for p in (PACKAGE / "integrations").rglob("*.py") for hit in _reaches_past(p)]
@@ -184,11 +185,11 @@ def test_the_public_api_rule_sees_a_private_call(tmp_path: Path) -> None:
 def test_bottom_modules_import_no_other_layer() -> None:
     graph = import_graph()
     bottoms = (
-        "langchain_agentmem.controls",
-        "langchain_agentmem.sentences",
-        "langchain_agentmem.replies",
+        "langchain_agentmem.text.controls",
+        "langchain_agentmem.text.sentences",
+        "langchain_agentmem.text.replies",
         "langchain_agentmem.types",
-        "langchain_agentmem.words",
+        "langchain_agentmem.text.words",
     )
     for bottom in bottoms:
         # Bottom modules may use errors and the bottom modules listed before them.
@@ -245,7 +246,7 @@ def test_stop_word_lists_live_in_words() -> None:
         if "STOPWORDS_EN" in p.read_text(encoding="utf-8")
         or "frozenset(_STOP" in p.read_text(encoding="utf-8")
     }
-    assert readers == {"langchain_agentmem.words"}, sorted(readers)
+    assert readers == {"langchain_agentmem.text.words"}, sorted(readers)
 
 
 CLI = "langchain_agentmem.cli"
@@ -311,7 +312,7 @@ def test_the_write_path_runs_downward() -> None:
 
     graph = import_graph()
     above = (*MEMORY, "cache", "view", "transfer", "steps", "integrations")
-    below = ["langchain_agentmem.ops"] + [
+    below = ["langchain_agentmem.namespace.ops"] + [
         m for m in graph if _under(m, "langchain_agentmem.backends")
     ]
     bad = {
@@ -344,8 +345,8 @@ def test_the_write_path_runs_downward() -> None:
     assert not callbacks, f"the writer or a store takes a callback: {callbacks}"
     # A write and its async twin read top to bottom (check, embed, commit): no driver
     # resumes a generator of theirs from below.
-    assert "langchain_agentmem.steps" not in graph["langchain_agentmem.writes"]
-    writes = importlib.import_module("langchain_agentmem.writes").MemoryWrites
+    assert "langchain_agentmem.memory.steps" not in graph["langchain_agentmem.memory.writes"]
+    writes = importlib.import_module("langchain_agentmem.memory.writes").MemoryWrites
     generators = [n for n, _ in inspect.getmembers(writes, inspect.isgeneratorfunction)]
     assert not generators, f"writes written as generators of steps: {generators}"
 
@@ -355,6 +356,8 @@ def test_the_annotator_is_handed_its_store() -> None:
     which ``judging`` builds over a memory (what the model judges), for ``memory`` alone."""
     graph = import_graph()
     parts = {f"langchain_agentmem.{m}" for m in MEMORY}
-    assert not graph["langchain_agentmem.annotator"] & parts, "the annotator reaches the memory"
-    users = {m for m, ts in graph.items() if "langchain_agentmem.judging" in ts}
+    assert not graph["langchain_agentmem.annotation.annotator"] & parts, (
+        "the annotator reaches the memory"
+    )
+    users = {m for m, ts in graph.items() if "langchain_agentmem.memory.judging" in ts}
     assert users == {"langchain_agentmem.memory"}, f"judging is imported by {sorted(users)}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_agentmem.embeddings import SentenceTransformerEmbeddings
+from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.locomo import load_locomo as bench_load
 from langchain_agentmem.rl import (

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_agentmem.sentences import (
+from langchain_agentmem.text.sentences import (
     _ABBREVIATION,
     _BOUNDARY,
     MAX_SENTENCES,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_agentmem.controls import shown
+from langchain_agentmem.text.controls import shown
 
 
 class ModelCallFailed(Exception):
@@ -34,7 +34,7 @@ def fatal(exc: BaseException) -> bool:
 
 def _detail(value: object) -> str:
     """What a server or library said, as one line a terminal may show (at most 200
-    characters of it: :func:`~langchain_agentmem.controls.shown`)."""
+    characters of it: :func:`~langchain_agentmem.text.controls.shown`)."""
     return shown(" ".join(str(value).split())[:200])
 
 

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 
 from langchain_agentmem.cli.chat.threads import ChatSaver
-from langchain_agentmem.controls import shown
+from langchain_agentmem.text.controls import shown
 
 
 def _drop_turn(agent: Any, config: Any, started: str) -> None:
@@ -47,7 +47,7 @@ def _stream_turn(agent: Any, said: HumanMessage, config: Any, out: queue.SimpleQ
 
 class Reply:
     """Writes a reply as it streams in, each part as a terminal may show it
-    (:func:`~langchain_agentmem.controls.shown`: controls, bidi and invisible characters as
+    (:func:`~langchain_agentmem.text.controls.shown`: controls, bidi and invisible characters as
     visible escapes), so a reply cannot clear the screen, set the clipboard or hide text."""
 
     def __init__(self, stdout: TextIO) -> None:

@@ -68,7 +68,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
-from langchain_agentmem.embeddings import aembed_query, aembed_texts, embed_query, embed_texts
+from langchain_agentmem.embedding.embeddings import (
+    aembed_query,
+    aembed_texts,
+    embed_query,
+    embed_texts,
+)
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.runs import check_memory
 from langchain_agentmem.integrations.store import items as store_items

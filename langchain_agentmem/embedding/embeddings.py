@@ -16,7 +16,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.sentences import sentences
+from langchain_agentmem.text.sentences import sentences
 from langchain_agentmem.types import Vector
 
 if TYPE_CHECKING:
@@ -167,8 +167,8 @@ class SentenceTransformerEmbeddings(Embeddings):
 
     def embed_packed(self, texts: list[str]) -> Vector:
         """Embed a few short texts (a record's text and its sentences) in one pass, each
-        as :meth:`embed_array` embeds it (see :mod:`langchain_agentmem.packing`)."""
-        from langchain_agentmem.packing import packer
+        as :meth:`embed_array` embeds it (see :mod:`langchain_agentmem.embedding.packing`)."""
+        from langchain_agentmem.embedding.packing import packer
 
         packed = packer(self.model)
         out = packed.embed(list(texts)) if packed is not None and texts else None
@@ -220,7 +220,7 @@ def embedding_model_name(embeddings: Embeddings) -> str:
         if path == default_model_path():
             return "sentence-transformers/all-MiniLM-L6-v2"
         return f"sentence-transformers/{path.name}"
-    from langchain_agentmem.quantized import QuantizedEmbeddings
+    from langchain_agentmem.embedding.quantized import QuantizedEmbeddings
 
     if isinstance(embeddings, QuantizedEmbeddings):
         return embeddings.model_name
@@ -281,7 +281,7 @@ def _record_vectors(vectors: Vector, counts: list[int]) -> Vector:
 
 
 def embed_records(embeddings: Embeddings, texts: list[str], split: Split = sentences) -> Vector:
-    """Embed texts as memory records (one batch): see :mod:`langchain_agentmem.sentences`.
+    """Embed texts as memory records (one batch): see :mod:`langchain_agentmem.text.sentences`.
 
     A record of one sentence gets :func:`embed_texts`'s vector. ``split``: how a text
     divides into sentences (for measuring other rules).

@@ -17,7 +17,7 @@ error that names the line, and so are a record or message dated more than
 :data:`CLOCK_SKEW` seconds past this machine's clock and a message other than a human, AI
 or tool message (a system message in a file would instruct the model). The header's
 ``namespace`` says whose memories the file holds; an import never takes it for where they
-go (the caller names that). Writing and importing one is :mod:`langchain_agentmem.transfer`.
+go (the caller names that). Writing and importing one is :mod:`langchain_agentmem.memory.transfer`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import numpy as np
 from langchain_core.messages import BaseMessageChunk, message_chunk_to_message, messages_from_dict
 
 from langchain_agentmem.backends.encoding import dump_json
-from langchain_agentmem.embeddings import normalize
+from langchain_agentmem.embedding.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.types import Vector
 from langchain_agentmem.validation import (

@@ -5,7 +5,8 @@ statements of the same speaker: those whose facts set one of its attributes to a
 value first, then the closest in meaning (cosine :data:`JUDGE_MIN_COSINE` or more) that
 share a label or attribute name with it (:func:`shares_name`). :func:`link_candidates`
 picks them from rows and vectors (pure); :class:`MemoryAnnotationStore` is what a memory
-hands its :class:`~langchain_agentmem.annotator.Annotator`: claims, candidates and writes.
+hands its :class:`~langchain_agentmem.annotation.annotator.Annotator`: claims, candidates and
+writes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from langchain_agentmem.annotations import (
+from langchain_agentmem.annotation.annotations import (
     SAME_ATTRIBUTE,
     Earlier,
     Notes,
@@ -25,12 +26,12 @@ from langchain_agentmem.annotations import (
     labels_of,
     replaced,
 )
-from langchain_agentmem.annotator import LinkCandidate
+from langchain_agentmem.annotation.annotator import LinkCandidate
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.embeddings import embed_records
+from langchain_agentmem.embedding.embeddings import embed_records
+from langchain_agentmem.memory.writes import MemoryWrites
+from langchain_agentmem.namespace.view import NamespaceView, speaker_of
 from langchain_agentmem.types import MemoryOp, Vector
-from langchain_agentmem.view import NamespaceView, speaker_of
-from langchain_agentmem.writes import MemoryWrites
 
 JUDGED = 2
 """Most earlier statements the model is asked about for one new statement (a judging call
@@ -43,7 +44,7 @@ fact of theirs names one attribute."""
 
 def same_attribute(a: str, b: str, label_vectors: Mapping[str, Vector]) -> bool:
     """Whether two attribute names are one ("home city", "city of residence"): equal, or
-    their embeddings at cosine :data:`~langchain_agentmem.annotations.SAME_ATTRIBUTE` or
+    their embeddings at cosine :data:`~langchain_agentmem.annotation.annotations.SAME_ATTRIBUTE` or
     more."""
     if a == b:
         return True
@@ -97,8 +98,8 @@ def link_candidates(
 
 
 class MemoryAnnotationStore:
-    """What a memory's :class:`~langchain_agentmem.annotator.Annotator` claims, reads and
-    writes through (an :class:`~langchain_agentmem.annotator.AnnotationStore`)."""
+    """What a memory's :class:`~langchain_agentmem.annotation.annotator.Annotator` claims, reads and
+    writes through (an :class:`~langchain_agentmem.annotation.annotator.AnnotationStore`)."""
 
     def __init__(self, memory: MemoryWrites) -> None:
         self.memory = memory
@@ -106,7 +107,7 @@ class MemoryAnnotationStore:
 
     def claim(self, namespace: str, record_id: str, text: str, seconds: float) -> bool | None:
         """Claim a record for annotation by this memory for ``seconds`` (see
-        :meth:`~langchain_agentmem.annotator.AnnotationStore.claim`)."""
+        :meth:`~langchain_agentmem.annotation.annotator.AnnotationStore.claim`)."""
         memory = self.memory
         row = memory.backend.get_record(namespace, record_id)
         if row is None or row.text != text or current_annotation(row.metadata, text):
@@ -130,7 +131,7 @@ class MemoryAnnotationStore:
         links: Sequence[tuple[str, str]] = (),
     ) -> list[MemoryOp]:
         """Write what ``model`` noted of a record whose text is still ``text`` (see
-        :meth:`~langchain_agentmem.writes.MemoryWrites._store_annotation`)."""
+        :meth:`~langchain_agentmem.memory.writes.MemoryWrites._store_annotation`)."""
         return self.memory._store_annotation(namespace, record_id, text, notes, model, links)
 
     def link_candidates(

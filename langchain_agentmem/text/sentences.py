@@ -3,7 +3,7 @@
 A mean-pooled embedding of a long message weighs its sentences by their length, so one long
 aside can drown the short statement a question asks about. A record of two or more sentences
 is therefore embedded as its whole text plus the mean of its sentences, each sentence weighed
-alike (:func:`~langchain_agentmem.embeddings.embed_records`).
+alike (:func:`~langchain_agentmem.embedding.embeddings.embed_records`).
 """
 
 from __future__ import annotations

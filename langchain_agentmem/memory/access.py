@@ -12,16 +12,16 @@ from datetime import datetime
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.annotator import Annotator
+from langchain_agentmem.annotation.annotator import Annotator
 from langchain_agentmem.backends import Backend, RecordRow, Transaction
-from langchain_agentmem.cache import NamespaceCache
 from langchain_agentmem.errors import RecordNotFoundError
-from langchain_agentmem.ops import Lookup, Writer, expired_op, without_embeddings
+from langchain_agentmem.namespace.cache import NamespaceCache
+from langchain_agentmem.namespace.ops import Lookup, Writer, expired_op, without_embeddings
+from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.types import Clock, MemoryOp, OpKind, Vector, wall_clock
 from langchain_agentmem.validation import Limits, check_namespace, check_record_id, read_clock
-from langchain_agentmem.view import NamespaceView
 
 MAX_LABEL_VECTORS = 50_000
 """Most label and attribute-name embeddings a memory keeps (searches match labels, the

@@ -1,6 +1,6 @@
 """Export a user's memory to a file and import it back (a backup, a move, a hand-over).
 
-The file's format, and reading and checking one, is :mod:`langchain_agentmem.export_format`.
+The file's format, and reading and checking one, is :mod:`langchain_agentmem.memory.export_format`.
 An import leaves out records that expired since the export, and re-embeds the records whose
 file carries no embedding or whose embeddings came from another model. Importing keeps
 record ids, adds nothing that is already there (records by id, messages already in their
@@ -9,7 +9,7 @@ the header counts (a file cut short), imports nothing.
 
 An export is input like any other: an import goes only to the user its caller names (never
 to the one the file's header names), refuses dates in the future and messages other than
-human, AI and tool messages (see :mod:`~langchain_agentmem.export_format`), applies the
+human, AI and tool messages (see :mod:`~langchain_agentmem.memory.export_format`), applies the
 memory's limits (``max_text_chars``, ``max_metadata_bytes``) to every record, keeps an
 embedding from the file only when it has the memory's model's dimensions (whatever the
 header says), and stores it normalised, as the model's own are.
@@ -40,13 +40,13 @@ from typing import IO, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.collector import breathe, collector_paused
-from langchain_agentmem.embeddings import embed_records, embedding_model_name
+from langchain_agentmem.embedding.embeddings import embed_records, embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.export_format import (
+from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.export_format import (
     FORMAT,
     FORMAT_VERSION,
     Export,
@@ -56,7 +56,7 @@ from langchain_agentmem.export_format import (
     check_limits,
     read_export,
 )
-from langchain_agentmem.ops import Lookup
+from langchain_agentmem.namespace.ops import Lookup
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
 from langchain_agentmem.validation import check_namespace
 
@@ -310,7 +310,7 @@ def import_namespace(
     namespace: str,
     progress: bool = False,
 ) -> ImportSummary:
-    """Import an export into the store (the format: :mod:`langchain_agentmem.export_format`).
+    """Import an export into the store (the format: :mod:`langchain_agentmem.memory.export_format`).
 
     Args:
         memory: The memory to import into: its store, its embedding model (re-embeds what
@@ -318,7 +318,7 @@ def import_namespace(
             imported goes through its one write path: indexed, logged, and offered to its
             annotator like any write.
         source: A file path, an open text file, or what
-            :func:`~langchain_agentmem.export_format.read_export` read from one
+            :func:`~langchain_agentmem.memory.export_format.read_export` read from one
             (to check a file before opening the store).
         namespace: The user to import into; required: the file's header names a user too,
             but a file can name anyone, so it is never taken for the target.

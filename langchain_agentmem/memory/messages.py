@@ -14,9 +14,9 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.memory.access import MemoryCore
 from langchain_agentmem.validation import check_k, check_name
 
 

@@ -27,9 +27,9 @@ import numpy as np
 from langchain_agentmem.backends import Backend
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.index.persist import IndexFiles
+from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.ranking import HybridConfig
 from langchain_agentmem.types import OpKind
-from langchain_agentmem.view import NamespaceView
 
 DEFAULT_CACHE_RECORDS = 200_000
 """Records one process keeps indexed by default (about 400 MB with 384-dim vectors)."""

@@ -8,7 +8,7 @@ file, in a cache folder. Its vectors are close to the torch model's, not equal t
 a store keeps one embedder from its first record on.
 
 The graph takes a ready attention mask of shape (batch, 1, length, length), so one graph
-serves padded batches and the packed layout of :mod:`langchain_agentmem.packing` (a
+serves padded batches and the packed layout of :mod:`langchain_agentmem.embedding.packing` (a
 record's text and its sentences side by side in one sequence).
 """
 
@@ -31,15 +31,15 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.embeddings import (
+from langchain_agentmem.embedding.embeddings import (
     default_model_path,
     length_batches,
     no_progress_bars,
     normalize,
 )
+from langchain_agentmem.embedding.packing import packed_layout
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.files import private_folders, private_temp
-from langchain_agentmem.packing import packed_layout
 from langchain_agentmem.types import Vector
 
 log = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def _batch_inputs(pieces: list[list[int]]) -> tuple[dict[str, np.ndarray], np.nd
 
 
 def _packed_inputs(pieces: list[list[int]]) -> tuple[dict[str, np.ndarray], list[tuple[int, int]]]:
-    """The inputs of :func:`~langchain_agentmem.packing.packed_layout`'s one sequence and
+    """The inputs of :func:`~langchain_agentmem.embedding.packing.packed_layout`'s one sequence and
     each piece's span in it."""
     ids, positions, mask, bounds = packed_layout(pieces)
     return {"input_ids": ids, "position_ids": positions, "attention_mask": mask}, bounds
@@ -539,9 +539,9 @@ class QuantizedEmbeddings(Embeddings):
 
     def embed_packed(self, texts: list[str]) -> Vector:
         """Embed a few short texts (a record's text and its sentences) in one pass, packed
-        (see :mod:`langchain_agentmem.packing`); as :meth:`embed_array` past
+        (see :mod:`langchain_agentmem.embedding.packing`); as :meth:`embed_array` past
         ``packing.MAX_PACKED_TOKENS`` tokens."""
-        from langchain_agentmem.packing import MAX_PACKED_TOKENS
+        from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS
 
         if not texts:
             return self.embed_array([])

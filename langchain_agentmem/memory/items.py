@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.annotations import ANNOTATOR
+from langchain_agentmem.annotation.annotations import ANNOTATOR
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.collector import collector_paused
-from langchain_agentmem.embeddings import normalize
+from langchain_agentmem.embedding.embeddings import normalize
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.types import (
     LATEST,

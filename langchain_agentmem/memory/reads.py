@@ -8,13 +8,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery
-from langchain_agentmem.items import check_vector, to_record
+from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.items import check_vector, to_record
+from langchain_agentmem.memory.steps import Call, Embed, Steps, arun, run
+from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.ranking.query import (
     Query,
@@ -24,7 +26,6 @@ from langchain_agentmem.ranking.query import (
     query_of,
     speakers_read,
 )
-from langchain_agentmem.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.types import Decision, MemoryRecord, RecordChanges, Vector
 from langchain_agentmem.validation import (
     STORE_MARK,
@@ -36,7 +37,6 @@ from langchain_agentmem.validation import (
     check_query,
     check_record_id,
 )
-from langchain_agentmem.view import NamespaceView
 
 
 def search_args(

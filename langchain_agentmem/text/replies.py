@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_agentmem.sentences import MIN_WORDS, pieces
+from langchain_agentmem.text.sentences import MIN_WORDS, pieces
 
 REPLY_TO = "reply_to"
 """Metadata key of the message a record answers ("What did you paint?" for "A sunrise!")."""

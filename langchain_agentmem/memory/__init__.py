@@ -12,26 +12,28 @@ from collections.abc import AsyncIterator, Callable
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langchain_agentmem.annotator import AnnotationWait, Annotator
+from langchain_agentmem.annotation.annotator import AnnotationWait, Annotator
 from langchain_agentmem.backends import Backend, open_backend
-from langchain_agentmem.cache import (
+from langchain_agentmem.embedding.embeddings import resolve_embeddings
+from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index.lexical import query_terms
+from langchain_agentmem.index.persist import IndexFiles
+from langchain_agentmem.memory.judging import MemoryAnnotationStore
+from langchain_agentmem.memory.messages import MemoryMessages
+from langchain_agentmem.memory.reads import MemoryReads
+from langchain_agentmem.memory.userdata import MemoryUserData
+from langchain_agentmem.memory.writes import MemoryWrites
+from langchain_agentmem.namespace.cache import (
     DEFAULT_CACHE_RECORDS,
     CacheInfo,
     NamespaceCache,
     check_cache_records,
 )
-from langchain_agentmem.embeddings import resolve_embeddings
-from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.index.lexical import query_terms
-from langchain_agentmem.index.persist import IndexFiles
-from langchain_agentmem.judging import MemoryAnnotationStore
-from langchain_agentmem.messages import MemoryMessages
+from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.policies import MemoryPolicy, make_policy
 from langchain_agentmem.policies.features import TEXTS
 from langchain_agentmem.ranking import HybridConfig
-from langchain_agentmem.reads import MemoryReads
 from langchain_agentmem.types import Clock, wall_clock
-from langchain_agentmem.userdata import MemoryUserData
 from langchain_agentmem.validation import (
     DEFAULT_MAX_METADATA_BYTES,
     DEFAULT_MAX_RECALL_CHARS,
@@ -39,8 +41,6 @@ from langchain_agentmem.validation import (
     Limits,
     check_clock,
 )
-from langchain_agentmem.view import NamespaceView
-from langchain_agentmem.writes import MemoryWrites
 
 __all__ = ["AgentMemory"]
 
@@ -91,7 +91,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         model: A chat model (any LangChain ``BaseChatModel``: the agent's own, or a small
             one) that annotates each stored statement, off the write path: what it is
             about, and which earlier statements of its speaker it makes out of date
-            (:mod:`langchain_agentmem.annotations`; the record's text is never changed):
+            (:mod:`langchain_agentmem.annotation.annotations`; the record's text is never changed):
             one labelling call per statement, then one judging call for each of at most
             two earlier statements it may replace.
             ``None``: no model is called.
@@ -219,7 +219,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
 
         The answer is true when nothing is left (at once without a ``model``); its
         ``left`` counts the statements still waiting, its ``given_up`` names those whose
-        every try failed (:class:`~langchain_agentmem.annotator.AnnotationWait`). A
+        every try failed (:class:`~langchain_agentmem.annotation.annotator.AnnotationWait`). A
         statement another process sharing the store is annotating counts as left until
         that process stores its annotation (or lets go)."""
         return AnnotationWait() if self.annotator is None else self.annotator.wait(timeout)

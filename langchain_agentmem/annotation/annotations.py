@@ -5,7 +5,7 @@ The model never rewrites what was said: a record keeps its text, and its metadat
 about (``about``), the facts themselves as attribute -> value (``facts``), and the ids of
 earlier statements of the same speaker it makes out of date (``replaces``, with a reason
 each). Prompts, parsing and matching live here; the calls are made by
-:mod:`langchain_agentmem.annotator`.
+:mod:`langchain_agentmem.annotation.annotator`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_agentmem.replies import MEMORY_SHAPE, only_asks
-from langchain_agentmem.words import STOP_WORDS
+from langchain_agentmem.text.replies import MEMORY_SHAPE, only_asks
+from langchain_agentmem.text.words import STOP_WORDS
 
 ANNOTATION = "annotation"
 """Metadata key of a record's annotation."""

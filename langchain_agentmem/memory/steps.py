@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_agentmem.embeddings import aembed_query, aembed_records, embed_query, embed_records
+from langchain_agentmem.embedding.embeddings import (
+    aembed_query,
+    aembed_records,
+    embed_query,
+    embed_records,
+)
 
 T = TypeVar("T")
 

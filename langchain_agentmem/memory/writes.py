@@ -9,13 +9,18 @@ from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
-from langchain_agentmem.access import MemoryCore
-from langchain_agentmem.annotations import ANNOTATION, Notes, annotation, current_annotation
+from langchain_agentmem.annotation.annotations import (
+    ANNOTATION,
+    Notes,
+    annotation,
+    current_annotation,
+)
 from langchain_agentmem.collector import collector_paused
-from langchain_agentmem.embeddings import aembed_records, embed_records
+from langchain_agentmem.embedding.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
 from langchain_agentmem.index import tokenize
-from langchain_agentmem.items import (
+from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.items import (
     annotation_op,
     check_expiry,
     check_vector,
@@ -29,10 +34,10 @@ from langchain_agentmem.items import (
     with_offered_expiry,
     with_vectors,
 )
-from langchain_agentmem.ops import Lookup
+from langchain_agentmem.namespace.ops import Lookup
+from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.types import Candidate, MemoryOp, Vector, with_embedding
 from langchain_agentmem.validation import check_record_id
-from langchain_agentmem.view import NamespaceView
 
 
 class MemoryWrites(MemoryCore):

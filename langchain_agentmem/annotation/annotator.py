@@ -2,9 +2,9 @@
 
 A write returns before its record is annotated: :class:`Annotator` keeps a queue of the
 records to annotate and works through it in one daemon thread: one labelling call per record
-(:func:`~langchain_agentmem.annotations.request`), then one judging call for each earlier
-statement it may replace (:func:`~langchain_agentmem.annotations.judge_request`; at most
-:data:`~langchain_agentmem.judging.JUDGED`, none when there is no candidate). Nothing is
+(:func:`~langchain_agentmem.annotation.annotations.request`), then one judging call for each earlier
+statement it may replace (:func:`~langchain_agentmem.annotation.annotations.judge_request`; at most
+:data:`~langchain_agentmem.memory.judging.JUDGED`, none when there is no candidate). Nothing is
 stored of the queue: a record is waiting exactly when it is a statement without a current
 annotation, so whatever a closed or crashed process left is found again when its namespace
 is next loaded. Before its calls a record is claimed in the store
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langchain_agentmem.annotations import (
+from langchain_agentmem.annotation.annotations import (
     Notes,
     judge_request,
     parse,
@@ -56,7 +56,8 @@ DEFAULT_TIMEOUT = 60.0
 
 LEASE_CALLS = 4
 """Calls a claim on annotating a record lasts for (each at most the call timeout): the
-labelling call, the judging calls (:data:`~langchain_agentmem.judging.JUDGED`) and a spare."""
+labelling call, the judging calls (:data:`~langchain_agentmem.memory.judging.JUDGED`) and a
+spare."""
 
 HELD_WAIT = 5.0
 """Seconds before a record another process is annotating is looked at again (annotated by
@@ -133,7 +134,7 @@ class _Pending:
 
 class AnnotationStore(Protocol):
     """What an :class:`Annotator` claims, reads and writes through (a memory's is
-    :class:`~langchain_agentmem.judging.MemoryAnnotationStore`)."""
+    :class:`~langchain_agentmem.memory.judging.MemoryAnnotationStore`)."""
 
     def claim(self, namespace: str, record_id: str, text: str, seconds: float) -> bool | None:
         """Take the claim on annotating a record for ``seconds``: True when granted, False

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.annotations import current_annotation, labels_of, links_of
+from langchain_agentmem.annotation.annotations import current_annotation, labels_of, links_of
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
@@ -28,7 +28,7 @@ from langchain_agentmem.policies.features import content_words
 from langchain_agentmem.ranking import hybrid_search
 from langchain_agentmem.ranking.corpus import Indexed
 from langchain_agentmem.ranking.query import Query
-from langchain_agentmem.replies import only_asks, reply_of
+from langchain_agentmem.text.replies import only_asks, reply_of
 from langchain_agentmem.types import (
     Candidate,
     MemoryOp,

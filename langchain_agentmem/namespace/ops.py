@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_agentmem.annotations import ANNOTATOR, reason_without, without_links
+from langchain_agentmem.annotation.annotations import ANNOTATOR, reason_without, without_links
 from langchain_agentmem.backends.base import (
     KEEP,
     Backend,
@@ -20,7 +20,7 @@ from langchain_agentmem.backends.base import (
     Transaction,
 )
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
-from langchain_agentmem.replies import REPLY_TO, REPLY_TO_ID, question_of
+from langchain_agentmem.text.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch, with_embedding
 
 EXPIRY_POLICY = "expiry"

@@ -7,10 +7,10 @@ import os
 import time
 from typing import IO
 
-from langchain_agentmem.access import MemoryCore
 from langchain_agentmem.errors import StoreError
-from langchain_agentmem.export_format import Export
-from langchain_agentmem.transfer import (
+from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.export_format import Export
+from langchain_agentmem.memory.transfer import (
     ExportSummary,
     ImportSummary,
     export_namespace,
@@ -68,7 +68,7 @@ class MemoryUserData(MemoryCore):
         """Write a user's records and chat messages to a JSON Lines file.
 
         The format (a versioned header, then one line per record and message) is described
-        in :mod:`langchain_agentmem.transfer`. A path gets a new file, readable by its owner
+        in :mod:`langchain_agentmem.memory.transfer`. A path gets a new file, readable by its owner
         only, renamed over it when complete; a file already there is replaced (never
         written into) only if it is an earlier export.
 
@@ -114,7 +114,7 @@ class MemoryUserData(MemoryCore):
 
         Args:
             source: A file path, an open text file, or what
-                :func:`~langchain_agentmem.export_format.read_export` read from one.
+                :func:`~langchain_agentmem.memory.export_format.read_export` read from one.
             namespace: The user to import into; required (the file names a user too, but a
                 file can name anyone: it is never taken for the target).
             progress: Show progress bars on stderr.

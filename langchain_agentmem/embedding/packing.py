@@ -1,7 +1,7 @@
 """Several short texts through a BERT encoder in one pass, each text attending to itself only.
 
 A record of several sentences is embedded as its whole text and each of its sentences
-(:mod:`langchain_agentmem.sentences`). Batched, every sentence is padded to the whole text's
+(:mod:`langchain_agentmem.text.sentences`). Batched, every sentence is padded to the whole text's
 length, so a record of four sentences costs five whole-text passes. Packed, the pieces sit
 side by side in one sequence: each piece's positions start at 0 and the attention mask keeps
 it to its own tokens, so each piece's mean-pooled vector is the one it gets alone (the model
