@@ -225,3 +225,9 @@ __all__ = [
     "write_file",
     "write_text",
 ]
+
+
+def agentmem_home() -> Path:
+    """``$AGENTMEM_HOME``, default ``~/.agentmem``."""
+    home = os.environ.get("AGENTMEM_HOME", "").strip()
+    return Path(home).expanduser() if home else Path.home() / ".agentmem"

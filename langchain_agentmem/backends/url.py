@@ -1,14 +1,12 @@
-"""Open a backend from a store URL."""
+"""Store URLs: what a URL names, the default store, and a URL with its passwords masked."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
-from langchain_agentmem.backends.base import Backend
-from langchain_agentmem.errors import InvalidTypeError, UnknownStoreError, missing_extra
+from langchain_agentmem.files import agentmem_home
 
 _SECRET_PARAMS = ("password", "sslpassword")
 _PARAM = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
@@ -72,29 +70,23 @@ def hide_secrets(text: str, url: str) -> str:
     return text
 
 
-def agentmem_home() -> Path:
-    """``$AGENTMEM_HOME``, default ``~/.agentmem``."""
-    home = os.environ.get("AGENTMEM_HOME", "").strip()
-    return Path(home).expanduser() if home else Path.home() / ".agentmem"
-
-
 def default_store_url() -> str:
     """The embedded default store: ``sqlite:///$AGENTMEM_HOME/memory.db``."""
     return "sqlite:///" + str(agentmem_home() / "memory.db")
 
 
-_IN_MEMORY = (":memory:", "sqlite://", "sqlite://:memory:", "sqlite:///:memory:")
+IN_MEMORY = (":memory:", "sqlite://", "sqlite://:memory:", "sqlite:///:memory:")
 
 
 def in_memory_url(url: str) -> bool:
     """Whether ``url`` names an in-memory SQLite store (gone when the process ends)."""
-    return url in _IN_MEMORY
+    return url in IN_MEMORY
 
 
 def sqlite_file(url: str) -> Path | None:
     """The file a SQLite store URL names (``~`` expanded); ``None`` for an in-memory store,
     ``"sqlite:///"`` alone and every other kind of store."""
-    if url in _IN_MEMORY:
+    if url in IN_MEMORY:
         return None
     if url.startswith("sqlite:///"):
         path = url[len("sqlite:///") :]
@@ -102,41 +94,3 @@ def sqlite_file(url: str) -> Path | None:
     if "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
         return Path(url).expanduser()
     return None
-
-
-def open_backend(url: str | os.PathLike[str] | None) -> Backend:
-    """Open the store named by ``url``.
-
-    Accepted: ``None`` (the default file), ``":memory:"``, ``"sqlite:///path"`` (or
-    ``"sqlite://:memory:"``), a plain path ending in ``.db`` / ``.sqlite``,
-    ``"postgresql://..."`` (the ``postgres`` extra: without it, a ``MissingExtraError``).
-    """
-    if url is None:
-        url = default_store_url()
-    if isinstance(url, os.PathLike):
-        url = os.fspath(url)
-    if not isinstance(url, str):
-        raise InvalidTypeError(
-            f"store url must be a str, got {type(url).__name__}; pass e.g. "
-            "'sqlite:///memory.db' or ':memory:'"
-        )
-    from langchain_agentmem.backends.sqlite import SQLiteBackend
-
-    if url in _IN_MEMORY:
-        return SQLiteBackend(":memory:")
-    if url == "sqlite:///":
-        raise UnknownStoreError(f"store url {url!r} names no file; use 'sqlite:///path/to.db'")
-    path = sqlite_file(url)
-    if path is not None:
-        return SQLiteBackend(path)
-    if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
-        try:
-            from langchain_agentmem.backends.postgres import PostgresBackend
-        except ModuleNotFoundError as exc:  # the postgres extra
-            raise missing_extra("postgres", "A PostgreSQL store", exc) from None
-        backend: Backend = PostgresBackend(url)
-        return backend
-    raise UnknownStoreError(
-        f"unknown store url {redact_url(url)!r}; use ':memory:', 'sqlite:///path/to/memory.db' or "
-        "'postgresql://user@host/db'"
-    )

@@ -148,6 +148,17 @@ class _Extra:
             else:
                 tally["earlier_first"] += 1
 
+    def with_sessions(self, method: str, evidence: Scores) -> dict[str, Any]:
+        """``method``'s evidence figures with its session@k beside them, overall and per type."""
+        result = evidence.result()
+        sessions = self.sessions[method].result() if method in self.sessions else {}
+        result.update({k: v for k, v in sessions.items() if k.startswith("session@")})
+        for group, figures in sessions.get("types", {}).items():
+            result["types"][group].update(
+                {k: v for k, v in figures.items() if k.startswith("session@")}
+            )
+        return result
+
 
 def update_evidence(haystack: Haystack) -> tuple[list[str], list[str]]:
     """A knowledge-update question's evidence turns in its latest session, and in the earlier
@@ -224,16 +235,6 @@ def run_longmemeval(
             bar.update(1)
     finally:
         bar.close()
-    retrieval = {}
-    for method in methods:
-        result = scores[method].result()
-        sessions = extra.sessions[method].result() if method in extra.sessions else {}
-        result.update({k: v for k, v in sessions.items() if k.startswith("session@")})
-        for group, figures in sessions.get("types", {}).items():
-            result["types"][group].update(
-                {k: v for k, v in figures.items() if k.startswith("session@")}
-            )
-        retrieval[method] = result
     return {
         "keep": keep,
         "remember_roles": list(roles),
@@ -242,7 +243,7 @@ def run_longmemeval(
         "distractors_mean": round(sum(h.distractors for h in stacks) / max(len(stacks), 1), 2),
         "ks": ks,
         "stored": stored,
-        "retrieval": retrieval,
+        "retrieval": {method: extra.with_sessions(method, scores[method]) for method in methods},
         "updates": extra.updates,
         "timing": timing_summary(timings) if timings.bare_embed_doc else _ingest_timing(timings),
     }

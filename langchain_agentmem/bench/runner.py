@@ -177,15 +177,7 @@ def run_locomo(
             asked = Asked(
                 memory, namespace, modes, depth, timings, encode, indexes, baselines, dia_id
             )
-            for q in conv.questions:
-                if not q.evidence:
-                    continue
-                ranked = asked.rankings(q.question)
-                for method in methods:
-                    whole = method == f"window-{WINDOW}"
-                    group = CATEGORIES[q.category]
-                    scores[method].add(group, ranked[method], q.evidence, whole=whole)
-                bar.update(1)
+            _score_questions(asked, conv, scores, bar)
             if after is not None:
                 after(memory, conv, namespace)
     finally:
@@ -200,6 +192,18 @@ def run_locomo(
         "retrieval": {method: scores[method].result() for method in methods},
         "timing": timing_summary(timings),
     }
+
+
+def _score_questions(asked: Asked, conv: Conversation, scores: dict[str, Scores], bar: Any) -> None:
+    """Ask each of ``conv``'s questions with evidence and score every method's ranking."""
+    for q in conv.questions:
+        if not q.evidence:
+            continue
+        ranked = asked.rankings(q.question)
+        for method, score in scores.items():
+            whole = method == f"window-{WINDOW}"
+            score.add(CATEGORIES[q.category], ranked[method], q.evidence, whole=whole)
+        bar.update(1)
 
 
 @dataclass

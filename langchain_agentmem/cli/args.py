@@ -138,3 +138,16 @@ def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> a
         owner: argparse.ArgumentParser = getattr(args, _PARSER, parser)
         owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def cutoffs(value: str) -> list[int]:
+    """``--k``: comma-separated cut-offs such as ``1,5,10``, each at least 1, sorted."""
+    try:
+        ks = sorted({int(part) for part in value.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--k takes comma-separated integers such as 1,5,10,20, got {value!r}"
+        ) from None
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError(f"--k values must be >= 1, got {value!r}")
+    return ks

@@ -9,23 +9,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import langchain_agentmem.cli.longmemeval as longmemeval
 from langchain_agentmem.bench.summary import format_summary, plot_recall
-from langchain_agentmem.cli import longmemeval
-from langchain_agentmem.cli.args import add_command
+from langchain_agentmem.cli.args import add_command, cutoffs
 from langchain_agentmem.errors import InvalidInputError, missing_extra
 from langchain_agentmem.files import write_text
-
-
-def _ks(value: str) -> list[int]:
-    try:
-        ks = sorted({int(part) for part in value.split(",") if part.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--k takes comma-separated integers such as 1,5,10,20, got {value!r}"
-        ) from None
-    if not ks or ks[0] < 1:
-        raise argparse.ArgumentTypeError(f"--k values must be >= 1, got {value!r}")
-    return ks
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -48,7 +36,9 @@ def add_parsers(subparsers: Any) -> None:
     )
     locomo.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     locomo.add_argument("--out", required=True, help="where to write the results (JSON)")
-    locomo.add_argument("--k", type=_ks, default=[1, 5, 10, 20], help="cut-offs, e.g. 1,5,10,20")
+    locomo.add_argument(
+        "--k", type=cutoffs, default=[1, 5, 10, 20], help="cut-offs, e.g. 1,5,10,20"
+    )
     locomo.add_argument("--plot", default=None, help="also draw recall@k per method to this PNG")
     locomo.add_argument(
         "--embeddings", default=None, help="sentence-transformers model folder (default: bundled)"

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from langchain_agentmem.backends.url import agentmem_home, redact_url, sqlite_file
+from langchain_agentmem.backends.url import redact_url, sqlite_file
 from langchain_agentmem.cli.args import add_command, positive_int
 from langchain_agentmem.errors import InvalidInputError
+from langchain_agentmem.files import agentmem_home
 from langchain_agentmem.text import controls
 
 if TYPE_CHECKING:  # langchain_core takes a second to import: not for `agentmem --help`

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from langchain_agentmem.cli.args import add_command, positive_int, whole_number
+from langchain_agentmem.cli.args import add_command, cutoffs, positive_int, whole_number
 from langchain_agentmem.files import write_text
 
 KEEP_NAMES = ("user", "user+assistant")
@@ -26,12 +26,6 @@ def _keeps(value: str) -> list[str]:
             f"--keep takes a comma-separated list of {', '.join(KEEP_NAMES)}; got {value!r}"
         )
     return list(dict.fromkeys(names))
-
-
-def _ks(value: str) -> list[int]:
-    from langchain_agentmem.cli.bench import _ks as ks
-
-    return ks(value)
 
 
 def add_parser(which: Any) -> None:
@@ -51,7 +45,7 @@ def add_parser(which: Any) -> None:
         "--data", required=True, help="LongMemEval JSON (e.g. longmemeval_oracle.json)"
     )
     lme.add_argument("--out", required=True, help="where to write the results (JSON)")
-    lme.add_argument("--k", type=_ks, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10")
+    lme.add_argument("--k", type=cutoffs, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10")
     lme.add_argument(
         "--distractors",
         type=whole_number,
@@ -84,6 +78,12 @@ def add_parser(which: Any) -> None:
     )
     lme.add_argument("--torch-threads", type=int, default=1, help="torch threads for the model")
     lme.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_answer_arguments(lme)
+    lme.set_defaults(func=run_bench)
+
+
+def _add_answer_arguments(lme: argparse.ArgumentParser) -> None:
+    """``--answers`` and what a model's answers need."""
     answers = lme.add_argument_group(
         "answers",
         "with --answers, a chat model (OpenAI protocol) answers each question from what each "
@@ -117,7 +117,6 @@ def add_parser(which: Any) -> None:
         help="the models' answers, kept for reruns (default: $AGENTMEM_HOME/cache/answers.jsonl)",
     )
     answers.add_argument("--answers-log", default=None, help="every scored answer (JSON lines)")
-    lme.set_defaults(func=run_bench)
 
 
 ANSWER_FLAGS = (

@@ -15,6 +15,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_agentmem.collector import collector_paused
+from langchain_agentmem.embedding.packing import packer
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.text.sentences import sentences
 from langchain_agentmem.types import Vector
@@ -168,8 +169,6 @@ class SentenceTransformerEmbeddings(Embeddings):
     def embed_packed(self, texts: list[str]) -> Vector:
         """Embed a few short texts (a record's text and its sentences) in one pass, each
         as :meth:`embed_array` embeds it (see :mod:`langchain_agentmem.embedding.packing`)."""
-        from langchain_agentmem.embedding.packing import packer
-
         packed = packer(self.model)
         out = packed.embed(list(texts)) if packed is not None and texts else None
         return self.embed_array(texts) if out is None else out
@@ -205,29 +204,6 @@ def resolve_embeddings(embeddings: Embeddings | str | os.PathLike[str] | None) -
         f"embeddings must be a LangChain Embeddings, a model folder path or None, "
         f"got {type(embeddings).__name__}"
     )
-
-
-def embedding_model_name(embeddings: Embeddings) -> str:
-    """A name for the model behind ``embeddings``: equal names mean comparable vectors.
-
-    The bundled model is ``sentence-transformers/all-MiniLM-L6-v2``; another local model is
-    named by its folder; ``QuantizedEmbeddings`` by its ``model_name``
-    (``onnx-int8/all-MiniLM-L6-v2``: its vectors are close to the torch model's, not equal);
-    any other ``Embeddings`` by its class and its ``model`` (or ``model_name``) attribute.
-    """
-    if isinstance(embeddings, SentenceTransformerEmbeddings):
-        path = Path(embeddings.model_path)
-        if path == default_model_path():
-            return "sentence-transformers/all-MiniLM-L6-v2"
-        return f"sentence-transformers/{path.name}"
-    from langchain_agentmem.embedding.quantized import QuantizedEmbeddings
-
-    if isinstance(embeddings, QuantizedEmbeddings):
-        return embeddings.model_name
-    cls = type(embeddings)
-    name = f"{cls.__module__}.{cls.__qualname__}"
-    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
-    return f"{name}:{model}" if isinstance(model, str) else name
 
 
 def normalize(matrix: Any) -> Vector:

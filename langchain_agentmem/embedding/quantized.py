@@ -37,9 +37,9 @@ from langchain_agentmem.embedding.embeddings import (
     no_progress_bars,
     normalize,
 )
-from langchain_agentmem.embedding.packing import packed_layout
+from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS, packed_layout
 from langchain_agentmem.errors import InvalidInputError, missing_extra
-from langchain_agentmem.files import private_folders, private_temp
+from langchain_agentmem.files import agentmem_home, private_folders, private_temp
 from langchain_agentmem.types import Vector
 
 log = logging.getLogger(__name__)
@@ -95,8 +95,6 @@ def _require() -> Any:
 def default_cache_dir() -> Path:
     """``$AGENTMEM_HOME/cache`` (default ``~/.agentmem/cache``), where the package keeps
     what it derives and can make again."""
-    from langchain_agentmem.backends.url import agentmem_home
-
     return agentmem_home() / "cache"
 
 
@@ -281,13 +279,9 @@ def _session(path: str | Path, threads: int | None) -> Any:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str) -> None:
-    """Export, check, quantise and write ``target`` (through a temporary file)."""
-    import onnx
+def _encoder(bert: Any) -> Any:
+    """``bert`` as a module of ``(input_ids, position_ids, attention_mask)``, the mask 4-D."""
     import torch
-    from transformers import AutoModel
-
-    QuantType, quantize_dynamic = _quantiser()
 
     class Encoder(torch.nn.Module):
         # The mask goes in ready (4-D, True where a token may attend) and is made additive
@@ -308,6 +302,108 @@ def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str)
             )
             return out.last_hidden_state
 
+    return Encoder(bert)
+
+
+def _to_onnx(encoder: Any, trace: dict[str, np.ndarray], fp32: Path) -> None:
+    """Trace ``encoder`` on ``trace`` into ``fp32``, batch and length left free."""
+    import torch
+
+    dynamic = {0: "batch", 1: "length"}
+    torch.onnx.export(
+        encoder,
+        tuple(torch.from_numpy(trace[n]) for n in INPUTS),
+        str(fp32),
+        dynamo=False,
+        input_names=list(INPUTS),
+        output_names=[OUTPUT],
+        dynamic_axes={
+            "input_ids": dynamic,
+            "position_ids": dynamic,
+            "attention_mask": {0: "batch", 2: "length", 3: "length"},
+            OUTPUT: dynamic,
+        },
+        opset_version=17,
+    )
+
+
+def _checked_export(
+    folder: Path,
+    fp32: Path,
+    inputs: list[dict[str, np.ndarray]],
+    wants: list[np.ndarray],
+    real: np.ndarray,
+) -> float:
+    """The largest difference of the ONNX export's hidden states from torch's (padding aside);
+    an ``InvalidInputError`` past :data:`EXPORT_CHECK`."""
+    session = _session(fp32, 1)
+    (batch, packed), (want_batch, want_packed) = inputs, wants
+    got_batch = session.run([OUTPUT], batch)[0]
+    got_packed = session.run([OUTPUT], packed)[0]
+    diff = max(
+        float(np.abs((got_batch - want_batch) * real[..., None]).max()),
+        float(np.abs(got_packed - want_packed).max()),
+    )
+    if not diff <= EXPORT_CHECK:
+        raise InvalidInputError(
+            f"QuantizedEmbeddings: the ONNX export of {str(folder)!r} differs from "
+            f"torch by {diff:.3g} in a hidden state (more than {EXPORT_CHECK}); "
+            "use SentenceTransformerEmbeddings for this model"
+        )
+    return diff
+
+
+def _checked_quantisation(
+    folder: Path,
+    fp32: Path,
+    int8: Path,
+    batch: dict[str, np.ndarray],
+    want: np.ndarray,
+    real: np.ndarray,
+) -> float:
+    """Quantise ``fp32`` into ``int8``; the least cosine of its vectors to torch's, an
+    ``InvalidInputError`` under :data:`QUANTISED_CHECK`."""
+    QuantType, quantize_dynamic = _quantiser()
+    with _quiet_quantisation():
+        quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, **QUANTISATION)
+    torch_vectors = normalize(_pool_batch(want, real))
+    int8_vectors = normalize(_pool_batch(_session(int8, 1).run([OUTPUT], batch)[0], real))
+    cosine = float((torch_vectors * int8_vectors).sum(axis=1).min())
+    if not cosine >= QUANTISED_CHECK:
+        raise InvalidInputError(
+            f"QuantizedEmbeddings: int8 vectors of {str(folder)!r} are too far from "
+            f"torch's (cosine {cosine:.4f} < {QUANTISED_CHECK}); use "
+            "SentenceTransformerEmbeddings for this model"
+        )
+    return cosine
+
+
+def _write_keyed(onnx: Any, int8: Path, target: Path, key: str) -> None:
+    """Write the model at ``int8`` to ``target`` with its cache key in its metadata (``onnx``:
+    the module), through a private temporary file."""
+    model = onnx.load(str(int8))
+    entry = model.metadata_props.add()
+    entry.key, entry.value = _KEY_PROP, key
+    fd, part = private_temp(target.parent, prefix=".model_int8-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(model.SerializeToString())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
+
+
+def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str) -> None:
+    """Export, check, quantise and write ``target`` (through a temporary file)."""
+    import onnx
+    import torch
+    from transformers import AutoModel
+
+    _quantiser()  # the extra's quantiser, before any work
     pieces = _tokens(tokenizer, list(PROBE), shape)
     batch, real = _batch_inputs(pieces)
     packed, _ = _packed_inputs(pieces)
@@ -317,68 +413,17 @@ def _export(folder: Path, shape: _Shape, tokenizer: Any, target: Path, key: str)
         bert = AutoModel.from_pretrained(
             shape.encoder, local_files_only=True, attn_implementation="eager"
         ).eval()
-        encoder = Encoder(bert)
+        encoder = _encoder(bert)
         with torch.no_grad():
             want_batch = encoder(*(torch.from_numpy(batch[n]) for n in INPUTS)).numpy()
             want_packed = encoder(*(torch.from_numpy(packed[n]) for n in INPUTS)).numpy()
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".export-") as tmp:
             fp32 = Path(tmp) / "model.onnx"
             int8 = Path(tmp) / _MODEL_FILE
-            dynamic = {0: "batch", 1: "length"}
-            torch.onnx.export(
-                encoder,
-                tuple(torch.from_numpy(trace[n]) for n in INPUTS),
-                str(fp32),
-                dynamo=False,
-                input_names=list(INPUTS),
-                output_names=[OUTPUT],
-                dynamic_axes={
-                    "input_ids": dynamic,
-                    "position_ids": dynamic,
-                    "attention_mask": {0: "batch", 2: "length", 3: "length"},
-                    OUTPUT: dynamic,
-                },
-                opset_version=17,
-            )
-            session = _session(fp32, 1)
-            got_batch = session.run([OUTPUT], batch)[0]
-            got_packed = session.run([OUTPUT], packed)[0]
-            diff = max(
-                float(np.abs((got_batch - want_batch) * real[..., None]).max()),
-                float(np.abs(got_packed - want_packed).max()),
-            )
-            if not diff <= EXPORT_CHECK:
-                raise InvalidInputError(
-                    f"QuantizedEmbeddings: the ONNX export of {str(folder)!r} differs from "
-                    f"torch by {diff:.3g} in a hidden state (more than {EXPORT_CHECK}); "
-                    "use SentenceTransformerEmbeddings for this model"
-                )
-            del session
-            with _quiet_quantisation():
-                quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, **QUANTISATION)
-            torch_vectors = normalize(_pool_batch(want_batch, real))
-            int8_vectors = normalize(_pool_batch(_session(int8, 1).run([OUTPUT], batch)[0], real))
-            cosine = float((torch_vectors * int8_vectors).sum(axis=1).min())
-            if not cosine >= QUANTISED_CHECK:
-                raise InvalidInputError(
-                    f"QuantizedEmbeddings: int8 vectors of {str(folder)!r} are too far from "
-                    f"torch's (cosine {cosine:.4f} < {QUANTISED_CHECK}); use "
-                    "SentenceTransformerEmbeddings for this model"
-                )
-            model = onnx.load(str(int8))
-            entry = model.metadata_props.add()
-            entry.key, entry.value = _KEY_PROP, key
-            fd, part = private_temp(target.parent, prefix=".model_int8-", suffix=".part")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(model.SerializeToString())
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(part, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(part)
-                raise
+            _to_onnx(encoder, trace, fp32)
+            diff = _checked_export(folder, fp32, [batch, packed], [want_batch, want_packed], real)
+            cosine = _checked_quantisation(folder, fp32, int8, batch, want_batch, real)
+            _write_keyed(onnx, int8, target, key)
     log.info("exported %s (max |ONNX - torch| %.2g, min cosine int8 %.4f)", target, diff, cosine)
 
 
@@ -541,8 +586,6 @@ class QuantizedEmbeddings(Embeddings):
         """Embed a few short texts (a record's text and its sentences) in one pass, packed
         (see :mod:`langchain_agentmem.embedding.packing`); as :meth:`embed_array` past
         ``packing.MAX_PACKED_TOKENS`` tokens."""
-        from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS
-
         if not texts:
             return self.embed_array([])
         runtime = self._runtime()

@@ -43,7 +43,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.backends.base import Backend, Transaction
 from langchain_agentmem.backends.encoding import epoch_to_datetime
 from langchain_agentmem.collector import breathe, collector_paused
-from langchain_agentmem.embedding.embeddings import embed_records, embedding_model_name
+from langchain_agentmem.embedding.embeddings import embed_records
+from langchain_agentmem.embedding.naming import embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.memory.access import MemoryCore
 from langchain_agentmem.memory.export_format import (

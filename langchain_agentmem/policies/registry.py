@@ -15,11 +15,10 @@ from langchain_agentmem.policies.heuristics import (
     NoveltyPolicy,
     RandomPolicy,
 )
+from langchain_agentmem.policies.learned import LearnedPolicy
 
 
 def _learned(capacity: int | None) -> MemoryPolicy:
-    from langchain_agentmem.policies.learned import LearnedPolicy
-
     return LearnedPolicy(capacity)
 
 

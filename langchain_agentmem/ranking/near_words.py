@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings, embed_texts
 from langchain_agentmem.files import write_text
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.text.words import STOP_WORDS, question_words
@@ -78,8 +79,6 @@ def near_words(query: str, table: dict[str, tuple[str, ...]] | None = None) -> s
 def build_table(model_path: str | None = None) -> dict[str, tuple[str, ...]]:
     """Each vocabulary word's near words under the model at ``model_path`` (default: the
     bundled one): :data:`PER_WORD` at most, cosine :data:`FLOOR` or more, nearest first."""
-    from langchain_agentmem.embedding.embeddings import SentenceTransformerEmbeddings, embed_texts
-
     emb = SentenceTransformerEmbeddings(model_path)
     vocab = sorted(
         w for w in emb.model.tokenizer.vocab if _WORD.fullmatch(w) and w not in STOP_WORDS

@@ -52,8 +52,8 @@ comes rewritten, :class:`~langchain_agentmem.ranking.query.Query`).
 
 from __future__ import annotations
 
+import langchain_agentmem.ranking.stages as stages
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.ranking import stages
 from langchain_agentmem.ranking.corpus import Corpus
 from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.ranking.query import Query

@@ -169,7 +169,7 @@ def load_locomo(path: str | os.PathLike[str]) -> list[Conversation]:
 
 def cache_dir() -> Path:
     """Where derived arrays are cached: ``$AGENTMEM_HOME/cache``."""
-    from langchain_agentmem.backends.url import agentmem_home
+    from langchain_agentmem.files import agentmem_home
 
     return Path(agentmem_home()) / "cache"
 

@@ -673,8 +673,8 @@ def test_cli_forget_erases_the_users_chat_checkpoints(
 ) -> None:
     import sqlite3
 
-    from langchain_agentmem.backends.url import agentmem_home
     from langchain_agentmem.cli import main
+    from langchain_agentmem.files import agentmem_home
     from langchain_agentmem.integrations.runs import user_thread_id
 
     url = f"sqlite:///{tmp_path / 'm.db'}"

@@ -18,8 +18,8 @@ from langchain_agentmem.embedding.embeddings import (
     embed_query,
     embed_records,
     embed_texts,
-    embedding_model_name,
 )
+from langchain_agentmem.embedding.naming import embedding_model_name
 from langchain_agentmem.embedding.packing import MAX_PACKED_TOKENS
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.text.sentences import sentences

@@ -60,46 +60,93 @@ def test_rl_imports_nothing_from_bench() -> None:
     assert not bad, f"rl/ reaches up into bench/: {sorted(bad)}"
 
 
-MEMORY = (
-    "memory",
-    "access",
-    "items",
-    "reads",
-    "writes",
-    "messages",
-    "userdata",
-    "annotator",
-    "judging",
-)
-"""``AgentMemory``'s layer: ``memory`` and the modules its parts live in."""
+ROOMS = {
+    "errors": 0,
+    "types": 0,
+    "collector": 0,
+    "models": 0,
+    "files": 1,
+    "validation": 1,
+    "filters": 1,
+    "text": 2,
+    "annotation": 3,
+    "embedding": 3,
+    "backends": 4,
+    "index": 4,
+    "policies": 4,
+    "locomo": 4,
+    "ranking": 5,
+    "namespace": 6,
+    "memory": 7,
+    "integrations": 8,
+    "rl": 9,
+    "bench": 10,
+    "cli": 11,
+}
+"""Every room (a folder, or a module at the root) and its floor: a module imports only from
+its own floor or below (``docs/architecture.md`` draws them)."""
+
+ROOT_FILES = 10
+"""At most this many modules at the package root: the rest live in rooms."""
 
 
-def test_lower_layers_do_not_import_upper_ones() -> None:
-    graph = import_graph()
-    rules = {
-        "langchain_agentmem.policies": ("backends", "index", *MEMORY, "cache", "integrations"),
-        "langchain_agentmem.backends": ("policies", "integrations", *MEMORY, "cache", "rl"),
-        "langchain_agentmem.namespace.cache": (*MEMORY, "integrations", "rl", "ops"),
-        "langchain_agentmem.namespace.view": (*MEMORY, "cache", "integrations", "rl", "ops"),
-        "langchain_agentmem.index": ("policies", "backends", *MEMORY, "cache", "rl", "ranking"),
-        "langchain_agentmem.ranking": (
-            "policies",
-            "backends",
-            *MEMORY,
-            "cache",
-            "view",
-            "integrations",
-            "rl",
-            "bench",
-        ),
-        "langchain_agentmem.locomo": ("bench", "rl", *MEMORY, "integrations"),
-    }
-    bad = []
-    for m, ts in graph.items():
-        for low, uppers in rules.items():
-            if _under(m, low):
-                bad += [(m, t) for t in ts for u in uppers if _under(t, f"langchain_agentmem.{u}")]
-    assert not bad, f"lower layers import upper ones: {sorted(bad)}"
+def runtime_graph() -> dict[str, set[str]]:
+    """:func:`import_graph` without what is imported under ``TYPE_CHECKING``."""
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            found.update(t for t in targets if t in modules and t != name)
+        graph[name] = found
+    return graph
+
+
+def _floor(module: str) -> int | None:
+    parts = module.split(".")
+    return ROOMS[parts[1]] if len(parts) > 1 else None
+
+
+def test_every_module_lives_in_a_named_room() -> None:
+    rooms = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    rooms |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert rooms == set(ROOMS), (
+        f"rooms without a floor, or floors without a room: {rooms ^ set(ROOMS)}"
+    )
+    assert len(list(PACKAGE.glob("*.py"))) <= ROOT_FILES, sorted(
+        p.name for p in PACKAGE.glob("*.py")
+    )
+
+
+def test_imports_run_down_the_floors() -> None:
+    up = sorted(
+        (m, t)
+        for m, ts in import_graph().items()
+        for t in ts
+        if _floor(m) is not None and _floor(t) is not None and _floor(t) > _floor(m)  # type: ignore[operator]
+    )
+    assert not up, f"imports running up a floor: {up}"
+
+
+def test_no_import_circle_in_the_package() -> None:
+    graph = runtime_graph()
+    del graph["langchain_agentmem"]  # its names load lazily, by name
+    cycle = find_cycle(graph)
+    assert cycle is None, f"import circle: {' -> '.join(cycle or [])}"
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -220,7 +267,7 @@ def _sdk_importers() -> set[str]:
 
 def test_mcp_server_reaches_storage_only_through_agent_memory() -> None:
     graph = import_graph()
-    lower = ("backends", "index", "cache", "ops", "view", "items", "access", "policies", "rl")
+    lower = ("backends", "index", "namespace", "memory.items", "memory.access", "policies", "rl")
     bad = [
         (m, t)
         for m in MCP
@@ -311,7 +358,7 @@ def test_the_write_path_runs_downward() -> None:
     import typing
 
     graph = import_graph()
-    above = (*MEMORY, "cache", "view", "transfer", "steps", "integrations")
+    above = ("memory", "namespace.cache", "namespace.view", "integrations")
     below = ["langchain_agentmem.namespace.ops"] + [
         m for m in graph if _under(m, "langchain_agentmem.backends")
     ]
@@ -323,7 +370,11 @@ def test_the_write_path_runs_downward() -> None:
     }
     assert not bad, f"the writer or a store reaches up: {sorted(bad)}"
     callbacks = []
-    interface = ("ops", "backends.base", "backends.sql_transaction")  # what the loop calls
+    interface = (
+        "namespace.ops",
+        "backends.base",
+        "backends.sql_transaction",
+    )  # what the loop calls
     for name in (f"langchain_agentmem.{m}" for m in interface):
         module = importlib.import_module(name)
         for _, member in inspect.getmembers(module):
@@ -355,9 +406,55 @@ def test_the_annotator_is_handed_its_store() -> None:
     """The annotator imports no part of ``AgentMemory``: it is handed an ``AnnotationStore``,
     which ``judging`` builds over a memory (what the model judges), for ``memory`` alone."""
     graph = import_graph()
-    parts = {f"langchain_agentmem.{m}" for m in MEMORY}
+    parts = {m for m in graph if _under(m, "langchain_agentmem.memory")}
     assert not graph["langchain_agentmem.annotation.annotator"] & parts, (
         "the annotator reaches the memory"
     )
     users = {m for m, ts in graph.items() if "langchain_agentmem.memory.judging" in ts}
     assert users == {"langchain_agentmem.memory"}, f"judging is imported by {sorted(users)}"
+
+
+DEFERRED = 3
+"""At most this many imports of the package's own modules inside function bodies outside
+``cli/``, ``rl/`` and ``bench/`` (which defer what a command does not need at start-up)."""
+
+
+def deferred_imports() -> list[str]:
+    """``module:line target`` for each import of a package module inside a function body."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        name = _module(path)
+        if any(_under(name, f"langchain_agentmem.{room}") for room in ("cli", "rl", "bench")):
+            continue
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                target = ""
+                if isinstance(node, ast.ImportFrom) and node.level == 0:
+                    target = node.module or ""
+                elif isinstance(node, ast.Import):
+                    target = node.names[0].name
+                if _under(target, "langchain_agentmem"):
+                    found.append(f"{name}:{node.lineno} {target}")
+    return sorted(set(found))
+
+
+def test_the_package_imports_its_modules_at_the_top() -> None:
+    deferred = deferred_imports()
+    assert len(deferred) <= DEFERRED, f"imports inside function bodies: {deferred}"
+
+
+LONGEST = 80
+"""Lines a function of the package may take at most, its docstring included."""
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    long = [
+        f"{_module(path)}.{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (node.end_lineno or node.lineno) - node.lineno + 1 > LONGEST
+    ]
+    assert not long, f"functions over {LONGEST} lines: {long}"

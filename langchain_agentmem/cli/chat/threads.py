@@ -23,14 +23,13 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langchain_agentmem.backends.url import (
-    agentmem_home,
     default_store_url,
     in_memory_url,
     redact_url,
     sqlite_file,
 )
 from langchain_agentmem.errors import StoreError
-from langchain_agentmem.files import private_folders
+from langchain_agentmem.files import agentmem_home, private_folders
 from langchain_agentmem.integrations.runs import user_threads_prefix
 
 CHAT_CHECKPOINTS = "chat-checkpoints.db"

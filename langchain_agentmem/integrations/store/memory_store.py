@@ -68,6 +68,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
+import langchain_agentmem.integrations.store.items as store_items
 from langchain_agentmem.embedding.embeddings import (
     aembed_query,
     aembed_texts,
@@ -76,7 +77,6 @@ from langchain_agentmem.embedding.embeddings import (
 )
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.integrations.runs import check_memory
-from langchain_agentmem.integrations.store import items as store_items
 from langchain_agentmem.integrations.store.checks import (
     check_fields,
     check_minutes,
