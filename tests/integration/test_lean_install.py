@@ -40,7 +40,7 @@ IMPORTERS = {
     "classic": {"integrations.classic"},
     "mcp": {"integrations.mcp.server", "integrations.mcp.http"},
     "bench": {"bench.answer_scores"},
-    "onnx": {"quantized"},
+    "onnx": {"embedding.quantized"},
 }
 """The package's modules that may import each extra's packages."""
 
