@@ -149,6 +149,7 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
             index_files=index_files,
             max_records=cache_records,
             on_erased=self._forget_erased,
+            on_opened=None if model is None else self._offer_loaded,
         )
         self.annotator: Annotator | None = None
         self._holder = uuid.uuid4().hex
@@ -161,7 +162,6 @@ class AgentMemory(MemoryReads, MemoryWrites, MemoryMessages, MemoryUserData):
         self.clock = wall_clock if clock is None else check_clock(clock)
         if model is not None:
             self.annotator = _annotator(model, model_calls_per_minute, self)
-            self._cache.on_opened = self._offer_loaded
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
         self._label_vectors = {}

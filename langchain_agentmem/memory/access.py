@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -15,8 +15,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_agentmem.annotation.annotator import Annotator
 from langchain_agentmem.backends import Backend, RecordRow, Transaction
 from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.memory.decisions import Decider, Expiry
 from langchain_agentmem.namespace.cache import NamespaceCache
-from langchain_agentmem.namespace.ops import Lookup, Writer, expired_op, without_embeddings
+from langchain_agentmem.namespace.ops import Writer, without_embeddings
 from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.ranking import HybridConfig
@@ -96,14 +97,14 @@ class MemoryCore:
             return view
 
     def _sweep(self, namespace: str) -> int:
-        (applied,) = self._write(namespace, [_expired], sweep=False)
+        (applied,) = self._write(namespace, [Expiry()], sweep=False)
         # Not the UPDATEs that drop copies of a forgotten text from the replies quoting it.
         return sum(len(op.record_ids) for op in applied if op.kind is OpKind.DELETE)
 
     def _write(
         self,
         namespace: str,
-        items: Sequence[Decision],
+        items: Sequence[Decider],
         *,
         sweep: bool = True,
         terms: Mapping[str, Counter[str]] | None = None,
@@ -115,8 +116,8 @@ class MemoryCore:
             Each item's ops as applied.
         """
         with self._batch(namespace, sweep=sweep, terms=terms, expected=expected) as batch:
-            for decide in items:
-                batch.apply(decide)
+            for item in items:
+                batch.apply(item)
         return batch.out
 
     @contextmanager
@@ -203,13 +204,13 @@ class WriteBatch:
         self.out: list[list[MemoryOp]] = []
         """Each item's ops as applied, in order."""
 
-    def apply(self, decide: Decision) -> list[MemoryOp]:
+    def apply(self, item: Decider) -> list[MemoryOp]:
         """Decide an item on the state the items before it made, and apply it."""
         # The clock is read under the lock: records added without a timestamp are dated
         # in the order they commit, so "oldest" means first in (fifo, lru) even across
         # processes.
         now = time.time()
-        return self.apply_ops(decide(self.view, self.writer.lookup(now)), now)
+        return self.apply_ops(item.decide(self.view, self.writer.lookup(now)), now)
 
     def apply_ops(self, ops: Sequence[MemoryOp], now: float | None = None) -> list[MemoryOp]:
         """Apply an item's ops, already decided."""
@@ -218,18 +219,6 @@ class WriteBatch:
         self.view.apply(self.writer.namespace, applied.ops, applied.rids, at, self._terms)
         self.out.append(without_embeddings(applied.ops))
         return self.out[-1]
-
-
-Decision = Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]
-"""What one item of a write does, decided inside the transaction once the namespace is
-locked, on its view and a :class:`Lookup` of the store as they are then: a check such as
-"does this id exist" and the write it leads to are one atomic step."""
-
-
-def _expired(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
-    """The sweep's decision: delete what has expired."""
-    expired = lookup.expired()
-    return [expired_op(expired)] if expired else []
 
 
 def _moves_text(op: MemoryOp) -> bool:

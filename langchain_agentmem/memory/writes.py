@@ -4,52 +4,36 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
 from langchain_agentmem.annotation.annotations import (
-    ANNOTATION,
     Notes,
-    annotation,
-    current_annotation,
 )
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embedding.embeddings import aembed_records, embed_records
-from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
+from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import tokenize
 from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.decisions import Annotating, Given, Offer, Removal, Upsert
 from langchain_agentmem.memory.items import (
-    annotation_op,
     check_expiry,
     check_vector,
-    delete_op,
     make_candidate,
     make_candidates,
     put_candidates,
     update_args,
     update_op,
-    upsert_op,
-    with_offered_expiry,
     with_vectors,
 )
-from langchain_agentmem.namespace.ops import Lookup
-from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.types import Candidate, MemoryOp, Vector, with_embedding
 from langchain_agentmem.validation import check_record_id
 
 
 class MemoryWrites(MemoryCore):
     """Writes of long-term records: every op goes through :meth:`MemoryCore._write`."""
-
-    def _decide(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
-        ops = list(self.policy.offer(candidate, view.state(self.policy, candidate)))
-        return with_offered_expiry(ops, candidate)
-
-    def _decide_put(self, candidate: Candidate, view: NamespaceView) -> list[MemoryOp]:
-        ops = list(self.policy.decide_put(candidate, view.state(self.policy, candidate)))
-        return with_offered_expiry(ops, candidate)
 
     def _commit_adds(
         self, candidates: Sequence[Candidate], vectors: Vector | None = None
@@ -63,13 +47,9 @@ class MemoryWrites(MemoryCore):
             terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
             for c in candidates:
                 self.policy.prepare(c)
-
-            def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
-                return lambda view, lookup: self._decide(c, view)
-
             return self._write(
                 candidates[0].namespace,
-                [decide(c) for c in candidates],
+                [Offer(c, self.policy) for c in candidates],
                 terms=terms,
                 expected=[c.id for c in candidates],
             )
@@ -78,7 +58,7 @@ class MemoryWrites(MemoryCore):
         return self._commit_adds([candidate])[0]
 
     def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
-        ((applied, *_),) = self._write(namespace, [lambda view, lookup: [op]])
+        ((applied, *_),) = self._write(namespace, [Given(op)])
         return applied  # after it: UPDATEs of records that quoted its old text
 
     def _store_annotation(
@@ -94,19 +74,8 @@ class MemoryWrites(MemoryCore):
         labels and facts, and the earlier statements it makes out of date (``links``, each
         ``(record id, reason)``; one metadata UPDATE, policy ``annotator``, with the
         reasons in the audit log)."""
-
-        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
-            rid = view.rid_of.get(record_id)
-            if rid is None or not lookup.exists(record_id):
-                return []
-            row = view.rows[rid]
-            if row.text != text or current_annotation(row.metadata, text):
-                return []  # changed, or annotated by another process, meanwhile
-            kept = [(old, why) for old, why in links if old in view.rid_of]
-            note = annotation(notes, model, text, kept)
-            return [annotation_op(record_id, {**row.metadata, ANNOTATION: note}, model, kept)]
-
-        (applied,) = self._write(namespace, [decide], sweep=False)
+        item = Annotating(record_id, text, notes, model, links)
+        (applied,) = self._write(namespace, [item], sweep=False)
         return applied
 
     def add(
@@ -230,21 +199,12 @@ class MemoryWrites(MemoryCore):
         """Write each candidate by id (one namespace) in one transaction: an existing id is
         updated, a new one added, the policy deciding what else goes to make room;
         ``vectors``: their embeddings, where not filled in yet."""
-
-        def decide(c: Candidate) -> Callable[[NamespaceView, Lookup], Sequence[MemoryOp]]:
-            def upsert(view: NamespaceView, lookup: Lookup) -> Sequence[MemoryOp]:
-                if not lookup.exists(c.id):
-                    return self._decide_put(c, view)
-                return [upsert_op(c)]
-
-            return upsert
-
         with collector_paused() if len(candidates) > 1 else nullcontext():
             if vectors is not None:
                 candidates = with_vectors(candidates, vectors)
             return self._write(
                 candidates[0].namespace,
-                [decide(c) for c in candidates],
+                [Upsert(c, self.policy) for c in candidates],
                 expected=[c.id for c in candidates],
             )
 
@@ -319,19 +279,7 @@ class MemoryWrites(MemoryCore):
         return await asyncio.to_thread(self._commit_put, with_embedding(item, vector))
 
     def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
-        op = delete_op(record_id)
-
-        def decide(view: NamespaceView, lookup: Lookup) -> list[MemoryOp]:
-            if lookup.exists(record_id):
-                return [op]
-            if missing_ok:
-                return []
-            raise RecordNotFoundError(
-                f"no record {record_id!r} in namespace {namespace!r}; "
-                "list ids with records(namespace)"
-            )
-
-        (applied,) = self._write(namespace, [decide])
+        (applied,) = self._write(namespace, [Removal(namespace, record_id, missing_ok)])
         return applied[0] if applied else None
 
     @overload

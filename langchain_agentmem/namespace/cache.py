@@ -110,8 +110,8 @@ class NamespaceCache:
         on_opened: Callable[[str, NamespaceView], None] | None = None,
     ) -> None:
         self.backend = backend
-        self.on_erased = on_erased
-        self.on_opened = on_opened
+        self._on_erased = on_erased
+        self._on_opened = on_opened
         self.hybrid = hybrid
         self.index_files = index_files
         self.max_records = check_cache_records(max_records)
@@ -175,8 +175,8 @@ class NamespaceCache:
             if view is not None:
                 self._erased(namespace)
             view = self._open(namespace)
-            if self.on_opened is not None:
-                self.on_opened(namespace, view)
+            if self._on_opened is not None:
+                self._on_opened(namespace, view)
         view.flush()
         self.keep(namespace, view)
         return view
@@ -272,8 +272,8 @@ class NamespaceCache:
         return 0 if self.index_files is None else self.index_files.remove(namespace)
 
     def _erased(self, namespace: str) -> None:
-        if self.on_erased is not None:
-            self.on_erased(namespace)
+        if self._on_erased is not None:
+            self._on_erased(namespace)
 
     def _open(self, namespace: str) -> NamespaceView:
         """Load a namespace from the store, reusing its saved dense index when it matches."""

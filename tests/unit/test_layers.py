@@ -458,3 +458,32 @@ def test_no_function_is_longer_than_a_screen() -> None:
         and (node.end_lineno or node.lineno) - node.lineno + 1 > LONGEST
     ]
     assert not long, f"functions over {LONGEST} lines: {long}"
+
+
+WRITE_LOOP = ("memory/access.py", "memory/writes.py", "memory/decisions.py")
+"""The write loop and what it is handed: decisions are named objects, not closures."""
+
+
+def test_the_write_loop_is_handed_decisions_not_closures() -> None:
+    nested = []
+    for name in WRITE_LOOP:
+        tree = ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            nested += [
+                f"{name}:{node.lineno}"
+                for node in ast.walk(fn)
+                if node is not fn
+                and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            ]
+    assert not nested, f"a nested function or lambda in the write loop: {nested}"
+    decisions = importlib.import_module("langchain_agentmem.memory.decisions")
+    deciders = [
+        cls
+        for cls in vars(decisions).values()
+        if isinstance(cls, type)
+        and cls.__module__ == decisions.__name__
+        and cls.__name__ != "Decider"
+    ]
+    assert len(deciders) >= 6 and all(callable(getattr(c, "decide", None)) for c in deciders)
