@@ -9,13 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from langchain_agentmem.backends import RecordRow
+from langchain_agentmem.embedding.embeddings import (
+    aembed_query,
+    aembed_records,
+    embed_query,
+    embed_records,
+)
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery
 from langchain_agentmem.memory.access import MemoryCore
 from langchain_agentmem.memory.items import check_vector, to_record
-from langchain_agentmem.memory.steps import Call, Embed, Steps, arun, run
 from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.ranking import check_mode
 from langchain_agentmem.ranking.query import (
@@ -169,40 +174,18 @@ class MemoryReads(MemoryCore):
         self.backend.touch(rids, now)
         view.recalled(rids, now)
 
-    def _searching(
-        self,
-        query: str,
-        namespace: str,
-        k: int,
-        mode: str,
-        filter: Filter | None,
-        min_score: float | None,
-    ) -> Steps[list[MemoryRecord]]:
-        """:meth:`search` and :meth:`asearch`, as steps."""
-        query, namespace, k, mode = search_args(query, namespace, k, mode)
-        keep = Narrowed.of(filter, min_score)
-        speakers, labels = yield Call.of(self._known, namespace, mode)
-        missing = tuple(label for label in labels if label not in self._label_vectors)
-        if missing:
-            self._remember_labels(missing, (yield Embed(missing)))
-        asked = named_query(query, speakers)
-        vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-        named = ""
-        if self.label_queries and self.annotator is not None and labels:
-            said = yield Call.of(self.annotator.query_labels, query)
-            missing = tuple(label for label in said if label not in self._label_vectors)
-            if missing:
-                self._remember_labels(missing, (yield Embed(missing)))
-            named = labels_named(said, labels, self._label_vectors)
-        asking = self._query(asked, vector, labels, named)
-        found = yield Call.of(self._search, asking, namespace, k, mode, keep, speakers)
-        if isinstance(found, Reread):  # another writer changed who speaks here
-            asked = named_query(query, found.speakers)
-            vector = None if mode == "lexical" else (yield Embed((asked.text,), query=True))
-            asking = self._query(asked, vector, labels, named)
-            found = yield Call.of(self._search, asking, namespace, k, mode, keep, None)
-        records: list[MemoryRecord] = found
-        return records
+    def _unknown_labels(self, labels: Sequence[str]) -> list[str]:
+        """Those of ``labels`` whose embedding this memory does not hold yet."""
+        return [label for label in dict.fromkeys(labels) if label not in self._label_vectors]
+
+    def _asks_labels(self, labels: Sequence[str]) -> bool:
+        """Whether a search also asks the model what its query is about."""
+        return self.label_queries and self.annotator is not None and bool(labels)
+
+    def _found(self, found: list[MemoryRecord] | Reread) -> list[MemoryRecord]:
+        """The records of a search asked again with the names it was told (never a reread)."""
+        assert not isinstance(found, Reread)
+        return found
 
     def search(
         self,
@@ -243,7 +226,28 @@ class MemoryReads(MemoryCore):
             InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
                 (10,000 characters).
         """
-        return run(self.embeddings, self._searching(query, namespace, k, mode, filter, min_score))
+        query, namespace, k, mode = search_args(query, namespace, k, mode)
+        keep = Narrowed.of(filter, min_score)
+        speakers, labels = self._known(namespace, mode)
+        if missing := self._unknown_labels(labels):
+            self._remember_labels(missing, embed_records(self.embeddings, missing))
+        asked = named_query(query, speakers)
+        vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
+        named = ""
+        if self._asks_labels(labels):
+            assert self.annotator is not None
+            said = self.annotator.query_labels(query)
+            if missing := self._unknown_labels(said):
+                self._remember_labels(missing, embed_records(self.embeddings, missing))
+            named = labels_named(said, labels, self._label_vectors)
+        asking = self._query(asked, vector, labels, named)
+        found = self._search(asking, namespace, k, mode, keep, speakers)
+        if isinstance(found, Reread):  # another writer changed who speaks here
+            asked = named_query(query, found.speakers)
+            vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
+            asking = self._query(asked, vector, labels, named)
+            found = self._found(self._search(asking, namespace, k, mode, keep, None))
+        return found
 
     async def asearch(
         self,
@@ -256,9 +260,30 @@ class MemoryReads(MemoryCore):
         min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """Async :meth:`search`."""
-        return await arun(
-            self.embeddings, self._searching(query, namespace, k, mode, filter, min_score)
-        )
+        query, namespace, k, mode = search_args(query, namespace, k, mode)
+        keep = Narrowed.of(filter, min_score)
+        speakers, labels = await asyncio.to_thread(self._known, namespace, mode)
+        if missing := self._unknown_labels(labels):
+            self._remember_labels(missing, await aembed_records(self.embeddings, missing))
+        asked = named_query(query, speakers)
+        vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
+        named = ""
+        if self._asks_labels(labels):
+            assert self.annotator is not None
+            said = await asyncio.to_thread(self.annotator.query_labels, query)
+            if missing := self._unknown_labels(said):
+                self._remember_labels(missing, await aembed_records(self.embeddings, missing))
+            named = labels_named(said, labels, self._label_vectors)
+        asking = self._query(asked, vector, labels, named)
+        found = await asyncio.to_thread(self._search, asking, namespace, k, mode, keep, speakers)
+        if isinstance(found, Reread):  # another writer changed who speaks here
+            asked = named_query(query, found.speakers)
+            vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
+            asking = self._query(asked, vector, labels, named)
+            found = self._found(
+                await asyncio.to_thread(self._search, asking, namespace, k, mode, keep, None)
+            )
+        return found
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """One record of ``namespace`` by id, with its embedding.

@@ -394,12 +394,11 @@ def test_the_write_path_runs_downward() -> None:
                     if param != "return" and "Callable" in hint
                 ]
     assert not callbacks, f"the writer or a store takes a callback: {callbacks}"
-    # A write and its async twin read top to bottom (check, embed, commit): no driver
-    # resumes a generator of theirs from below.
-    assert "langchain_agentmem.memory.steps" not in graph["langchain_agentmem.memory.writes"]
-    writes = importlib.import_module("langchain_agentmem.memory.writes").MemoryWrites
-    generators = [n for n, _ in inspect.getmembers(writes, inspect.isgeneratorfunction)]
-    assert not generators, f"writes written as generators of steps: {generators}"
+    # Every method and its async twin read top to bottom (check, embed, the store): no
+    # driver resumes a generator of theirs from below.
+    memory = importlib.import_module("langchain_agentmem.memory").AgentMemory
+    generators = [n for n, _ in inspect.getmembers(memory, inspect.isgeneratorfunction)]
+    assert not generators, f"AgentMemory's methods written as generators: {generators}"
 
 
 def test_the_annotator_is_handed_its_store() -> None:
