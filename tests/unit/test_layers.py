@@ -223,6 +223,12 @@ def test_integrations_use_the_public_api() -> None:
     assert not reached, f"integrations use AgentMemory's private parts: {reached}"
 
 
+def test_nothing_outside_the_memory_room_reaches_a_memory_s_private_parts() -> None:
+    outside = [p for p in PACKAGE.rglob("*.py") if (PACKAGE / "memory") not in p.parents]
+    reached = [hit for p in outside for hit in _reaches_past(p)]
+    assert not reached, f"a memory's backend or private member used outside memory/: {reached}"
+
+
 def test_the_public_api_rule_sees_a_private_call(tmp_path: Path) -> None:
     sample = tmp_path / "adapter.py"
     sample.write_text("def f(self):\n    return self.memory._store_namespaces('x')\n")
