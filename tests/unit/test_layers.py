@@ -15,14 +15,24 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Every package module and the package modules it imports, anywhere in its body."""
+def import_graph(typing: bool = True) -> dict[str, set[str]]:
+    """Every package module and the package modules it imports, anywhere in its body
+    (``typing=False``: leaving out what is imported under ``TYPE_CHECKING``)."""
     modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             targets: list[str] = []
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -90,32 +100,6 @@ ROOT_FILES = 10
 """At most this many modules at the package root: the rest live in rooms."""
 
 
-def runtime_graph() -> dict[str, set[str]]:
-    """:func:`import_graph` without what is imported under ``TYPE_CHECKING``."""
-    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for inner in ast.walk(node)
-        }
-        found: set[str] = set()
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if id(node) in typing_only:
-                continue
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            found.update(t for t in targets if t in modules and t != name)
-        graph[name] = found
-    return graph
-
-
 def _floor(module: str) -> int | None:
     parts = module.split(".")
     return ROOMS[parts[1]] if len(parts) > 1 else None
@@ -143,7 +127,7 @@ def test_imports_run_down_the_floors() -> None:
 
 
 def test_no_import_circle_in_the_package() -> None:
-    graph = runtime_graph()
+    graph = import_graph(typing=False)
     del graph["langchain_agentmem"]  # its names load lazily, by name
     cycle = find_cycle(graph)
     assert cycle is None, f"import circle: {' -> '.join(cycle or [])}"
