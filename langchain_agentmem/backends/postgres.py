@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -100,6 +101,43 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SCHEMES = ("postgresql+psycopg://", "postgresql://", "postgres://")
 
 
+POOL_PARAMS = ("pool_min", "pool_max", "pool_timeout")
+"""Store URL parameters that size this process's connection pool (not libpq's)."""
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """One process's connection pool: at most ``max_size`` connections to the server,
+    ``min_size`` kept open, ``timeout`` seconds to wait for a free one before failing."""
+
+    min_size: int = 1
+    max_size: int = 8
+    timeout: float = 30.0
+
+
+def pool_settings(url: str) -> PoolSettings:
+    """The pool a store URL asks for (``pool_min``, ``pool_max``, ``pool_timeout``), checked."""
+    query = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    default = PoolSettings()
+    try:
+        low = int(query.get("pool_min", default.min_size))
+        high = int(query.get("pool_max", default.max_size))
+        timeout = float(query.get("pool_timeout", default.timeout))
+    except ValueError:
+        shown = {k: query[k] for k in POOL_PARAMS if k in query}
+        raise InvalidInputError(
+            f"pool settings in the store url must be numbers, got {shown}; e.g. "
+            "?pool_max=8&pool_timeout=30"
+        ) from None
+    if not (0 <= low <= high and high >= 2 and 0 < timeout < float("inf")):
+        raise InvalidInputError(
+            f"pool_min={low}, pool_max={high}, pool_timeout={timeout} in the store url: "
+            "pool_max must be at least 2 (one connection stays free for reads), pool_min "
+            "between 0 and pool_max, pool_timeout a number of seconds above 0"
+        )
+    return PoolSettings(low, high, timeout)
+
+
 def parse_url(url: str) -> tuple[str, str | None, str]:
     """Split a store URL into a libpq conninfo, the schema, and a printable URL.
 
@@ -119,7 +157,8 @@ def parse_url(url: str) -> tuple[str, str | None, str]:
             f"schema {schema!r} in the store url is not a plain SQL name; use letters, digits "
             "and underscores (at most 63), starting with a letter or underscore"
         )
-    rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "schema"])))
+    own = ("schema", *POOL_PARAMS)
+    rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k not in own])))
     try:
         params = conninfo_to_dict(rest)
     except psycopg.ProgrammingError as exc:
@@ -155,7 +194,8 @@ class PostgresBackend(SQLBackend):
     Args:
         url: ``postgresql://``, ``postgres://`` or ``postgresql+psycopg://`` URL; an extra
             ``schema=NAME`` query parameter puts the tables in that schema (created if
-            missing).
+            missing); ``pool_min``, ``pool_max`` and ``pool_timeout`` size the pool
+            (:class:`PoolSettings`; arguments given here win).
         min_size: Connections the pool keeps open.
         max_size: Most connections the pool opens (threads of one process share them).
         timeout: Seconds to wait for a connection before failing.
@@ -172,9 +212,18 @@ class PostgresBackend(SQLBackend):
         return f"%{escaped}%"
 
     def __init__(
-        self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+        self,
+        url: str,
+        *,
+        min_size: int | None = None,
+        max_size: int | None = None,
+        timeout: float | None = None,
     ) -> None:
         conninfo, self.schema, self.url = parse_url(url)
+        asked = pool_settings(url)
+        min_size = asked.min_size if min_size is None else min_size
+        max_size = asked.max_size if max_size is None else max_size
+        timeout = asked.timeout if timeout is None else timeout
         # A host that drops packets would hold libpq for minutes: give up after a while.
         params = conninfo_to_dict(conninfo)
         params.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))

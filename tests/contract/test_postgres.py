@@ -12,7 +12,12 @@ import pytest
 from langchain_agentmem import AgentMemory, InvalidInputError, StoreError, UnknownStoreError
 from langchain_agentmem.backends import open_backend
 from langchain_agentmem.backends.base import LogEntry
-from langchain_agentmem.backends.postgres import PostgresBackend, parse_url
+from langchain_agentmem.backends.postgres import (
+    PoolSettings,
+    PostgresBackend,
+    parse_url,
+    pool_settings,
+)
 from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.namespace.ops import apply_batch
 from langchain_agentmem.types import MemoryOp, OpKind
@@ -42,6 +47,60 @@ def test_url_forms_and_hidden_password() -> None:
         parse_url("postgresql://h/db?schema=x;drop")
     with pytest.raises(UnknownStoreError, match="nope"):
         parse_url("postgresql://h/db?nope=1")
+
+
+def test_pool_settings_come_from_the_url() -> None:
+    url = "postgresql://h/db?schema=mem&pool_min=0&pool_max=3&pool_timeout=2.5"
+    assert pool_settings(url) == PoolSettings(0, 3, 2.5)
+    assert pool_settings("postgresql://h/db") == PoolSettings(1, 8, 30.0)
+    conninfo, schema, _ = parse_url(url)
+    assert "pool" not in conninfo and schema == "mem"  # not passed on to libpq
+    for bad, named in (
+        ("pool_max=1", "pool_max=1"),
+        ("pool_max=4&pool_min=5", "pool_min=5"),
+        ("pool_timeout=0", "pool_timeout=0"),
+        ("pool_timeout=inf", "pool_timeout=inf"),
+        ("pool_max=lots", "lots"),
+    ):
+        with pytest.raises(InvalidInputError, match=named):
+            pool_settings(f"postgresql://h/db?{bad}")
+
+
+def test_a_process_holds_at_most_pool_max_connections(pg_url: str) -> None:
+    app = f"agentmem-pool-{time.time_ns()}"
+    memory = AgentMemory(f"{pg_url}&pool_max=3&application_name={app}", embeddings=HashEmbeddings())
+    seen: list[int] = []
+    done = threading.Event()
+
+    def held() -> int:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (app,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.append(held())
+            time.sleep(0.02)
+
+    def work(i: int) -> None:
+        for j in range(15):
+            memory.add(f"note {j} of worker {i}", namespace=f"w{i}")
+            memory.search(f"note {j}", namespace=f"w{(i + j) % 8}", k=3)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    done.set()
+    watcher.join()
+    memory.close()
+    assert 0 < max(seen) <= 3, seen
+    assert held() == 0  # closed: nothing kept
 
 
 @pytest.mark.parametrize("scheme", ["postgres://", "postgresql+psycopg://"])
