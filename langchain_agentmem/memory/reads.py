@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from langchain_agentmem.annotation.annotator import Annotator
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embedding.embeddings import (
     aembed_query,
@@ -178,9 +179,9 @@ class MemoryReads(MemoryCore):
         """Those of ``labels`` whose embedding this memory does not hold yet."""
         return [label for label in dict.fromkeys(labels) if label not in self._label_vectors]
 
-    def _asks_labels(self, labels: Sequence[str]) -> bool:
-        """Whether a search also asks the model what its query is about."""
-        return self.label_queries and self.annotator is not None and bool(labels)
+    def _label_asker(self, labels: Sequence[str]) -> Annotator | None:
+        """What a search asks what its query is about (``None``: it asks nothing)."""
+        return self.annotator if self.label_queries and labels else None
 
     def _found(self, found: list[MemoryRecord] | Reread) -> list[MemoryRecord]:
         """The records of a search asked again with the names it was told (never a reread)."""
@@ -234,9 +235,8 @@ class MemoryReads(MemoryCore):
         asked = named_query(query, speakers)
         vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
         named = ""
-        if self._asks_labels(labels):
-            assert self.annotator is not None
-            said = self.annotator.query_labels(query)
+        if (asker := self._label_asker(labels)) is not None:
+            said = asker.query_labels(query)
             if missing := self._unknown_labels(said):
                 self._remember_labels(missing, embed_records(self.embeddings, missing))
             named = labels_named(said, labels, self._label_vectors)
@@ -268,9 +268,8 @@ class MemoryReads(MemoryCore):
         asked = named_query(query, speakers)
         vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
         named = ""
-        if self._asks_labels(labels):
-            assert self.annotator is not None
-            said = await asyncio.to_thread(self.annotator.query_labels, query)
+        if (asker := self._label_asker(labels)) is not None:
+            said = await asyncio.to_thread(asker.query_labels, query)
             if missing := self._unknown_labels(said):
                 self._remember_labels(missing, await aembed_records(self.embeddings, missing))
             named = labels_named(said, labels, self._label_vectors)

@@ -117,11 +117,13 @@ def test_every_module_lives_in_a_named_room() -> None:
 
 
 def test_imports_run_down_the_floors() -> None:
+    graph = import_graph()
+    floors = {m: _floor(m) for m in graph}
     up = sorted(
         (m, t)
-        for m, ts in import_graph().items()
+        for m, ts in graph.items()
         for t in ts
-        if _floor(m) is not None and _floor(t) is not None and _floor(t) > _floor(m)  # type: ignore[operator]
+        if (low := floors[m]) is not None and (high := floors[t]) is not None and high > low
     )
     assert not up, f"imports running up a floor: {up}"
 
