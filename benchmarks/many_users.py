@@ -304,7 +304,7 @@ def bench_reload(big: int, tmp: Path) -> list[str]:
                 cached = time.perf_counter() - t0
                 mem.search(query, namespace="other", k=1)  # evicts ns when it is the big one
                 if ns == "small":
-                    mem._cache.discard(ns)  # the cache bound is far above 20: evict by hand
+                    mem._access.cache.discard(ns)  # the cache bound is far above 20: evict by hand
                 t0 = time.perf_counter()
                 mem.search(query, namespace=ns, k=5)
                 reload_s = time.perf_counter() - t0

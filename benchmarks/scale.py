@@ -85,7 +85,7 @@ def run(n: int, n_queries: int, lg_queries: int, dims: int, seed: int) -> list[s
                 t0 = time.perf_counter()
                 mem.search(q, namespace="u", k=10, mode=mode)
                 ours[mode].append(time.perf_counter() - t0)
-        view = mem._cache.view("u")
+        view = mem._access.cache.view("u")
         approximate = view.index is not None and view.index.approximate
         mem.close()
         t0 = time.perf_counter()

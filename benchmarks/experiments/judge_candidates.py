@@ -111,7 +111,9 @@ def _shared_label(
 
     def shares(c: LinkCandidate) -> bool:
         record = memory.backend.get_record(namespace, c.record_id)
-        return record is not None and _shares(mine, judging._names(record), memory._label_vectors)
+        return record is not None and _shares(
+            mine, judging._names(record), memory._reads.labels.vectors
+        )
 
     return [c for c in found if not c.why.endswith(BY_MEANING) or shares(c)]
 

@@ -28,7 +28,8 @@ from langchain_agentmem.annotation.annotations import (
 )
 from langchain_agentmem.annotation.annotator import LinkCandidate
 from langchain_agentmem.backends import RecordRow
-from langchain_agentmem.embedding.embeddings import embed_records
+from langchain_agentmem.memory.access import NamespaceAccess
+from langchain_agentmem.memory.labels import LabelVectors
 from langchain_agentmem.memory.writes import MemoryWrites
 from langchain_agentmem.namespace.view import NamespaceView, speaker_of
 from langchain_agentmem.types import MemoryOp, Vector
@@ -99,27 +100,32 @@ def link_candidates(
 
 class MemoryAnnotationStore:
     """What a memory's :class:`~langchain_agentmem.annotation.annotator.Annotator` claims, reads and
-    writes through (an :class:`~langchain_agentmem.annotation.annotator.AnnotationStore`)."""
+    writes through (an :class:`~langchain_agentmem.annotation.annotator.AnnotationStore`).
 
-    def __init__(self, memory: MemoryWrites) -> None:
-        self.memory = memory
-        """The memory whose statements are annotated."""
+    Args:
+        access: The memory's namespaces' access (claims are made as its ``holder``).
+        writes: The memory's writes (an annotation is one write).
+        labels: The memory's label and attribute-name embeddings.
+    """
+
+    def __init__(self, access: NamespaceAccess, writes: MemoryWrites, labels: LabelVectors) -> None:
+        self.access = access
+        self.writes = writes
+        self.labels = labels
 
     def claim(self, namespace: str, record_id: str, text: str, seconds: float) -> bool | None:
         """Claim a record for annotation by this memory for ``seconds`` (see
         :meth:`~langchain_agentmem.annotation.annotator.AnnotationStore.claim`)."""
-        memory = self.memory
-        row = memory.backend.get_record(namespace, record_id)
+        backend = self.access.backend
+        row = backend.get_record(namespace, record_id)
         if row is None or row.text != text or current_annotation(row.metadata, text):
             return None
         now = time.time()
-        return memory.backend.claim(
-            namespace, record_id, memory._holder, until=now + seconds, now=now
-        )
+        return backend.claim(namespace, record_id, self.access.holder, until=now + seconds, now=now)
 
     def release(self, namespace: str, record_id: str) -> None:
         """Drop this memory's claim on annotating a record."""
-        self.memory.backend.release(namespace, record_id, self.memory._holder)
+        self.access.backend.release(namespace, record_id, self.access.holder)
 
     def store(
         self,
@@ -131,8 +137,8 @@ class MemoryAnnotationStore:
         links: Sequence[tuple[str, str]] = (),
     ) -> list[MemoryOp]:
         """Write what ``model`` noted of a record whose text is still ``text`` (see
-        :meth:`~langchain_agentmem.memory.writes.MemoryWrites._store_annotation`)."""
-        return self.memory._store_annotation(namespace, record_id, text, notes, model, links)
+        :meth:`~langchain_agentmem.memory.writes.MemoryWrites.store_annotation`)."""
+        return self.writes.store_annotation(namespace, record_id, text, notes, model, links)
 
     def link_candidates(
         self, namespace: str, record_id: str, text: str, notes: Notes
@@ -140,10 +146,9 @@ class MemoryAnnotationStore:
         """The earlier statements of a record's speaker it may make out of date, for the
         model to judge (:func:`link_candidates`); none when its text is no longer
         ``text``."""
-        memory = self.memory
         self._embed_names(set(notes.about) | set(notes.facts), namespace)
-        with memory._cache.lock(namespace):
-            view = memory._live_view(namespace)
+        with self.access.lock(namespace):
+            view = self.access.live_view(namespace)
             rid = view.rid_of.get(record_id)
             if rid is None or view.rows[rid].text != text:
                 return []
@@ -152,17 +157,14 @@ class MemoryAnnotationStore:
             if not earlier:
                 return []
             vectors = view.embeddings([rid, *(other.rid for other in earlier)])
-        return link_candidates(notes, earlier, vectors, memory._label_vectors)
+        return link_candidates(notes, earlier, vectors, self.labels.vectors)
 
     def _embed_names(self, names: set[str], namespace: str) -> None:
         """Embed the attribute and label names of ``namespace`` not embedded yet."""
-        memory = self.memory
-        with memory._cache.lock(namespace):
-            view = memory._live_view(namespace)
+        with self.access.lock(namespace):
+            view = self.access.live_view(namespace)
             known = {k for row in view.rows.values() for k in _names(row)}
-        missing = sorted(name for name in names | known if name not in memory._label_vectors)
-        if missing:
-            memory._remember_labels(missing, embed_records(memory.embeddings, missing))
+        self.labels.embed(sorted(names | known))
 
 
 def _facts(row: RecordRow) -> dict[str, str]:

@@ -14,10 +14,10 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
+from langchain_agentmem.backends import Backend
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
-from langchain_agentmem.memory.access import MemoryCore
-from langchain_agentmem.validation import check_k, check_name
+from langchain_agentmem.validation import check_k, check_name, check_namespace
 
 
 def plain_messages(messages: Iterable[BaseMessage]) -> list[BaseMessage]:
@@ -64,12 +64,19 @@ def deserialise(payloads: Sequence[str]) -> list[BaseMessage]:
     return plain_messages(messages_from_dict([json.loads(p) for p in payloads]))
 
 
-class MemoryMessages(MemoryCore):
-    """The chat messages of each thread (short-term memory)."""
+class MemoryMessages:
+    """The chat messages of each thread (short-term memory; ``AgentMemory``'s part).
+
+    Args:
+        backend: The store.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
 
     def add_messages(self, messages: Sequence[BaseMessage], *, namespace: str, thread: str) -> None:
         """Append messages to a thread's durable log, in one transaction."""
-        namespace = self._namespace(namespace)
+        namespace = check_namespace(namespace)
         thread = check_name(thread, what="thread")
         self.backend.append_messages(namespace, thread, serialise(messages))
 
@@ -83,7 +90,7 @@ class MemoryMessages(MemoryCore):
         self, *, namespace: str, thread: str, last: int | None = None
     ) -> list[BaseMessage]:
         """A thread's messages, oldest first (only the newest ``last`` when given)."""
-        namespace = self._namespace(namespace)
+        namespace = check_namespace(namespace)
         thread = check_name(thread, what="thread")
         if last is not None:
             last = check_k(last)
@@ -97,7 +104,7 @@ class MemoryMessages(MemoryCore):
 
     def clear_messages(self, *, namespace: str, thread: str) -> int:
         """Delete a thread's messages (long-term records stay); returns how many."""
-        namespace = self._namespace(namespace)
+        namespace = check_namespace(namespace)
         thread = check_name(thread, what="thread")
         cleared = self.backend.clear_messages(namespace, thread)
         if cleared:
@@ -110,7 +117,7 @@ class MemoryMessages(MemoryCore):
 
     def threads(self, namespace: str) -> list[str]:
         """Threads of ``namespace`` that hold messages, oldest first."""
-        return self.backend.threads(self._namespace(namespace))
+        return self.backend.threads(check_namespace(namespace))
 
     async def athreads(self, namespace: str) -> list[str]:
         """Async :meth:`threads`."""

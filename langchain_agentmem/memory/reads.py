@@ -8,22 +8,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from langchain_core.embeddings import Embeddings
+
 from langchain_agentmem.annotation.annotator import Annotator
 from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.embedding.embeddings import (
     aembed_query,
-    aembed_records,
     embed_query,
-    embed_records,
 )
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
 from langchain_agentmem.filters import Filter, checked_filter, passes
 from langchain_agentmem.index.lexical import query_terms
 from langchain_agentmem.index.speakers import NamedQuery
-from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.access import NamespaceAccess
 from langchain_agentmem.memory.items import check_vector, to_record
+from langchain_agentmem.memory.labels import LabelVectors
 from langchain_agentmem.namespace.view import NamespaceView
-from langchain_agentmem.ranking import check_mode
+from langchain_agentmem.policies import MemoryPolicy
+from langchain_agentmem.ranking import HybridConfig, check_mode
 from langchain_agentmem.ranking.query import (
     Query,
     Speakers,
@@ -116,8 +118,35 @@ def _rows(
     return {rid: (view.rows[rid], vectors[i].copy()) for i, rid in enumerate(rids)}
 
 
-class MemoryReads(MemoryCore):
-    """Reads of long-term records and of the audit log."""
+class MemoryReads:
+    """Reads of long-term records and of the audit log (``AgentMemory``'s part).
+
+    Args:
+        access: The namespaces' access.
+        embeddings: The memory's embedding model.
+        hybrid: How hybrid search ranks.
+        policy: The memory's policy (told of recalls when it tracks them).
+        labels: The label embeddings searches match queries' labels with.
+        label_asker: What each search asks what its query is about (``None``: nothing).
+    """
+
+    def __init__(
+        self,
+        access: NamespaceAccess,
+        *,
+        embeddings: Embeddings,
+        hybrid: HybridConfig,
+        policy: MemoryPolicy,
+        labels: LabelVectors,
+        label_asker: Annotator | None = None,
+    ) -> None:
+        self.access = access
+        self.backend = access.backend
+        self.embeddings = embeddings
+        self.hybrid = hybrid
+        self.policy = policy
+        self.labels = labels
+        self._asker = label_asker
 
     def _known(self, namespace: str, mode: str) -> tuple[Speakers, tuple[str, ...]]:
         """The names a ``mode`` search takes out of a query and the labels it may match, as
@@ -125,8 +154,8 @@ class MemoryReads(MemoryCore):
         one look: :meth:`_search` checks the names where it reads the store anyway."""
         if mode != "hybrid":
             return (), ()
-        with self._cache.lock(namespace):
-            view = self._cache.peek(namespace) or self._live_view(namespace)
+        with self.access.lock(namespace):
+            view = self.access.cache.peek(namespace) or self.access.live_view(namespace)
             labels = tuple(view.labels) if self.hybrid.label_weight > 0 else ()
             return speakers_read(view.speakers, view.config), labels
 
@@ -138,7 +167,7 @@ class MemoryReads(MemoryCore):
             asked,
             vector,
             labels=labels,
-            vectors=self._label_vectors,
+            vectors=self.labels.vectors,
             config=self.hybrid,
             named_labels=named,
         )
@@ -155,8 +184,8 @@ class MemoryReads(MemoryCore):
         """The hits of ``query``; or, where ``speakers`` (the names ``query`` was read
         with; ``None``: not checked) differ from the namespace's now, :class:`Reread`."""
         query_terms(query.text)  # tokenised here, outside the lock (cached for the search)
-        with self._cache.lock(namespace):
-            view = self._live_view(namespace)
+        with self.access.lock(namespace):
+            view = self.access.live_view(namespace)
             if speakers is not None and mode == "hybrid":
                 now = speakers_read(view.speakers, view.config)
                 if now != speakers:
@@ -175,13 +204,9 @@ class MemoryReads(MemoryCore):
         self.backend.touch(rids, now)
         view.recalled(rids, now)
 
-    def _unknown_labels(self, labels: Sequence[str]) -> list[str]:
-        """Those of ``labels`` whose embedding this memory does not hold yet."""
-        return [label for label in dict.fromkeys(labels) if label not in self._label_vectors]
-
     def _label_asker(self, labels: Sequence[str]) -> Annotator | None:
         """What a search asks what its query is about (``None``: it asks nothing)."""
-        return self.annotator if self.label_queries and labels else None
+        return self._asker if labels else None
 
     def _found(self, found: list[MemoryRecord] | Reread) -> list[MemoryRecord]:
         """The records of a search asked again with the names it was told (never a reread)."""
@@ -198,48 +223,18 @@ class MemoryReads(MemoryCore):
         filter: Filter | None = None,
         min_score: float | None = None,
     ) -> list[MemoryRecord]:
-        """The ``k`` records of ``namespace`` that best match ``query``, best first.
-
-        Args:
-            query: What to look for.
-            namespace: Where to look (never crosses into another namespace).
-            k: Most records to return.
-            mode: ``"hybrid"`` (default: dense and BM25 scores fused), ``"dense"``
-                (embedding cosine similarity) or ``"lexical"`` (BM25; only records that
-                share a word with the query).
-            filter: Only records whose metadata match (LangGraph's store filter:
-                ``{"topic": "food"}``, ``{"year": {"$gte": 2024}}``; see
-                :mod:`langchain_agentmem.filters`); ``k`` of them are returned whenever
-                ``k`` match.
-            min_score: Leave out records scoring below this (the score as below).
-
-        Each record's ``score`` is the cosine similarity (dense), the BM25 score (lexical)
-        or the hybrid score (higher is better). The hybrid score is absolute, in [0, 1]:
-        ``0.25 * cosine + 0.75 * BM25 / (the query's highest attainable BM25)``, lifted
-        halfway toward a better-scoring neighbour in the same thread (see
-        :mod:`langchain_agentmem.ranking.search`), so one ``min_score`` means the same in
-        every search. A query that names a speaker of the namespace (a record's
-        ``metadata["speaker"]``) is searched without the name, and that speaker's records
-        gain ``HybridConfig.named_speaker`` in hybrid score; others' records that name
-        them, ``HybridConfig.named_mention``.
-
-        Raises:
-            InvalidInputError: a blank query, or one longer than ``MAX_QUERY_CHARS``
-                (10,000 characters).
-        """
+        """The ``k`` records of ``namespace`` that best match ``query``, best first."""
         query, namespace, k, mode = search_args(query, namespace, k, mode)
         keep = Narrowed.of(filter, min_score)
         speakers, labels = self._known(namespace, mode)
-        if missing := self._unknown_labels(labels):
-            self._remember_labels(missing, embed_records(self.embeddings, missing))
+        self.labels.embed(labels)
         asked = named_query(query, speakers)
         vector = None if mode == "lexical" else embed_query(self.embeddings, asked.text)
         named = ""
         if (asker := self._label_asker(labels)) is not None:
             said = asker.query_labels(query)
-            if missing := self._unknown_labels(said):
-                self._remember_labels(missing, embed_records(self.embeddings, missing))
-            named = labels_named(said, labels, self._label_vectors)
+            self.labels.embed(said)
+            named = labels_named(said, labels, self.labels.vectors)
         asking = self._query(asked, vector, labels, named)
         found = self._search(asking, namespace, k, mode, keep, speakers)
         if isinstance(found, Reread):  # another writer changed who speaks here
@@ -263,16 +258,14 @@ class MemoryReads(MemoryCore):
         query, namespace, k, mode = search_args(query, namespace, k, mode)
         keep = Narrowed.of(filter, min_score)
         speakers, labels = await asyncio.to_thread(self._known, namespace, mode)
-        if missing := self._unknown_labels(labels):
-            self._remember_labels(missing, await aembed_records(self.embeddings, missing))
+        await self.labels.aembed(labels)
         asked = named_query(query, speakers)
         vector = None if mode == "lexical" else await aembed_query(self.embeddings, asked.text)
         named = ""
         if (asker := self._label_asker(labels)) is not None:
             said = await asyncio.to_thread(asker.query_labels, query)
-            if missing := self._unknown_labels(said):
-                self._remember_labels(missing, await aembed_records(self.embeddings, missing))
-            named = labels_named(said, labels, self._label_vectors)
+            await self.labels.aembed(said)
+            named = labels_named(said, labels, self.labels.vectors)
         asking = self._query(asked, vector, labels, named)
         found = await asyncio.to_thread(self._search, asking, namespace, k, mode, keep, speakers)
         if isinstance(found, Reread):  # another writer changed who speaks here
@@ -285,12 +278,8 @@ class MemoryReads(MemoryCore):
         return found
 
     def get(self, record_id: str, *, namespace: str) -> MemoryRecord:
-        """One record of ``namespace`` by id, with its embedding.
-
-        Raises:
-            RecordNotFoundError: no such record in ``namespace`` (or it expired).
-        """
-        return to_record(self._owned(record_id, namespace))
+        """One record of ``namespace`` by id, with its embedding."""
+        return to_record(self.access.owned(record_id, namespace))
 
     async def aget(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """Async :meth:`get`."""
@@ -305,7 +294,7 @@ class MemoryReads(MemoryCore):
                 "wrap one id in a list"
             )
         wanted = [check_record_id(i) for i in record_ids]
-        rows = {row.id: row for row in self.backend.get_records(self._namespace(namespace), wanted)}
+        rows = {row.id: row for row in self.backend.get_records(check_namespace(namespace), wanted)}
         return [to_record(rows[i]) for i in dict.fromkeys(wanted) if i in rows]
 
     async def aget_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
@@ -313,12 +302,7 @@ class MemoryReads(MemoryCore):
         return await asyncio.to_thread(self.get_many, record_ids, namespace=namespace)
 
     def admin_find_record(self, record_id: str) -> list[MemoryRecord]:
-        """Administration: the records with id ``record_id`` in every namespace.
-
-        Ids are unique per namespace, so several users may hold one id. Every other read
-        and write is scoped to one namespace; this one is not, so never hand it to code
-        that acts for a user.
-        """
+        """Administration: the records with id ``record_id`` in every namespace."""
         return [to_record(row) for row in self.backend.find_records(check_record_id(record_id))]
 
     def records(
@@ -329,15 +313,8 @@ class MemoryReads(MemoryCore):
         offset: int = 0,
         newest_first: bool = False,
     ) -> list[MemoryRecord]:
-        """The records of ``namespace``, oldest first, a page at a time.
-
-        Args:
-            namespace: Whose records.
-            limit: Most records to return (``None``: all from ``offset`` on).
-            offset: How many to skip first (pages of ``limit`` from 0, ``limit``, ...).
-            newest_first: Newest first instead.
-        """
-        namespace = self._namespace(namespace)
+        """The records of ``namespace``, oldest first, a page at a time."""
+        namespace = check_namespace(namespace)
         limit = None if limit is None else check_count(limit, "limit", least=1)
         offset = check_count(offset, "offset", least=0)
         rows = self.backend.iter_records(
@@ -360,7 +337,7 @@ class MemoryReads(MemoryCore):
 
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
-        namespace = self._namespace(namespace)
+        namespace = check_namespace(namespace)
         if limit is not None:
             limit = check_k(limit)
         return self.backend.decisions(namespace, limit=limit)
@@ -379,12 +356,7 @@ class MemoryReads(MemoryCore):
         return await asyncio.to_thread(self.namespaces)
 
     def store_namespaces(self, prefix: str, *, expiring: bool = False) -> list[StoreNamespace]:
-        """The reserved namespaces of a LangGraph store that start with ``prefix``.
-
-        Args:
-            prefix: ``AgentMemoryStore``'s reserved prefix (or a longer one).
-            expiring: Only those holding records past their expiry.
-        """
+        """The reserved namespaces of a LangGraph store that start with ``prefix``."""
         if not isinstance(prefix, str) or not prefix.startswith(STORE_MARK):
             raise InvalidInputError(
                 f"{prefix!r} is not a store namespace prefix; store namespaces start with "
@@ -403,20 +375,15 @@ class MemoryReads(MemoryCore):
 
     def version(self, namespace: str) -> int:
         """The namespace's version: it moves on with every write to its records (0: none)."""
-        return self.backend.last_seq(self._namespace(namespace))
+        return self.backend.last_seq(check_namespace(namespace))
 
     async def aversion(self, namespace: str) -> int:
         """Async :meth:`version`."""
         return await asyncio.to_thread(self.version, namespace)
 
     def changes(self, namespace: str, since: int) -> RecordChanges | None:
-        """What changed in ``namespace`` after version ``since``.
-
-        Returns:
-            The records touched and the new version; ``None`` when the namespace was erased
-            meanwhile (read it whole again).
-        """
-        changed = self.backend.changed_records(self._namespace(namespace), since)
+        """What changed in ``namespace`` after version ``since``."""
+        changed = self.backend.changed_records(check_namespace(namespace), since)
         if changed is None:
             return None
         touched, rows, version = changed
@@ -436,21 +403,13 @@ class MemoryReads(MemoryCore):
         filter: Filter | None = None,
         min_score: float | None = None,
     ) -> list[MemoryRecord]:
-        """The ``k`` records of ``namespace`` nearest to ``embedding`` (cosine), best first.
-
-        Args:
-            embedding: A query vector from the memory's embedding model.
-            namespace: Where to look.
-            k: Most records to return.
-            filter: Only records whose metadata match (as :meth:`search`).
-            min_score: Leave out records of a lower cosine.
-        """
-        namespace = self._namespace(namespace)
+        """The ``k`` records of ``namespace`` nearest to ``embedding`` (cosine), best first."""
+        namespace = check_namespace(namespace)
         k = check_k(k)
         keep = Narrowed.of(filter, min_score)
         vector = check_vector(embedding)
-        with self._cache.lock(namespace):
-            view = self._live_view(namespace)
+        with self.access.lock(namespace):
+            view = self.access.live_view(namespace)
             if view.index is None:
                 return []
             view.check_query(vector, namespace)

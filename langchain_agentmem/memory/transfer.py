@@ -46,7 +46,7 @@ from langchain_agentmem.collector import breathe, collector_paused
 from langchain_agentmem.embedding.embeddings import embed_records
 from langchain_agentmem.embedding.naming import embedding_model_name
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.access import NamespaceAccess
 from langchain_agentmem.memory.export_format import (
     FORMAT,
     FORMAT_VERSION,
@@ -59,7 +59,7 @@ from langchain_agentmem.memory.export_format import (
 )
 from langchain_agentmem.namespace.ops import Lookup
 from langchain_agentmem.types import MemoryOp, OpKind, Vector
-from langchain_agentmem.validation import check_namespace
+from langchain_agentmem.validation import Limits, check_namespace
 
 IMPORT_POLICY = "import"
 """Policy name logged for records an import added."""
@@ -305,7 +305,9 @@ def _model_dimensions(embedder: Embeddings, probe: str) -> int:
 
 
 def import_namespace(
-    memory: MemoryCore,
+    access: NamespaceAccess,
+    embedder: Embeddings,
+    limits: Limits,
     source: Source | Export,
     *,
     namespace: str,
@@ -314,10 +316,10 @@ def import_namespace(
     """Import an export into the store (the format: :mod:`langchain_agentmem.memory.export_format`).
 
     Args:
-        memory: The memory to import into: its store, its embedding model (re-embeds what
-            the file cannot give) and its size limits (applied to every record). What is
-            imported goes through its one write path: indexed, logged, and offered to its
-            annotator like any write.
+        access: The memory's namespaces' access: what is imported goes through its one
+            write path (indexed, logged, and offered to the annotator like any write).
+        embedder: The memory's embedding model (re-embeds what the file cannot give).
+        limits: The memory's size limits (applied to every record).
         source: A file path, an open text file, or what
             :func:`~langchain_agentmem.memory.export_format.read_export` read from one
             (to check a file before opening the store).
@@ -336,8 +338,8 @@ def import_namespace(
     export = source if isinstance(source, Export) else read_export(source)
     header, records, messages = export.header, export.records, export.messages
     target = export.target(namespace)
-    backend, embedder = memory.backend, memory.embeddings
-    check_limits(export, memory.limits)
+    backend = access.backend
+    check_limits(export, limits)
     same_model = header.get("embedding_model") == embedding_model_name(embedder)
     vectors = _Vectors(embedder)
     if same_model and any(r.embedding is not None for r in records):
@@ -353,7 +355,7 @@ def import_namespace(
     threads: dict[str, list[tuple[str, float]]] = {}
     for thread, payload, at in messages:
         threads.setdefault(thread, []).append((payload, at))
-    with memory._batch(target, sweep=False, expected=[r.id for r in live]) as batch:
+    with access.batch(target, sweep=False, expected=[r.id for r in live]) as batch:
         new, expired = _new_records(batch.writer.lookup(time.time()), records)
         vectors.embed(new, False)  # deleted meanwhile: rare
         ops = [_import_op(r, origin, vectors.given[r.id]) for r in new]

@@ -7,8 +7,10 @@ import os
 import time
 from typing import IO
 
+from langchain_core.embeddings import Embeddings
+
 from langchain_agentmem.errors import StoreError
-from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.access import NamespaceAccess
 from langchain_agentmem.memory.export_format import Export
 from langchain_agentmem.memory.transfer import (
     ExportSummary,
@@ -17,28 +19,32 @@ from langchain_agentmem.memory.transfer import (
     import_namespace,
 )
 from langchain_agentmem.types import ErasedNamespace
+from langchain_agentmem.validation import Limits, check_namespace
 
 
-class MemoryUserData(MemoryCore):
-    """A user's data as a whole: erasure, export and import."""
+class MemoryUserData:
+    """A user's data as a whole: erasure, export and import (``AgentMemory``'s part).
+
+    Args:
+        access: The namespaces' access.
+        embeddings: The memory's embedding model (exports name it; imports embed with it).
+        limits: The sizes a record may take (applied to every imported record).
+    """
+
+    def __init__(self, access: NamespaceAccess, *, embeddings: Embeddings, limits: Limits) -> None:
+        self.access = access
+        self.backend = access.backend
+        self.embeddings = embeddings
+        self.limits = limits
 
     def delete_namespace(self, namespace: str) -> ErasedNamespace:
-        """Erase a user: every record, chat message, audit entry and saved index file.
-
-        Records, messages and audit entries go in one transaction; other namespaces are
-        untouched. Other processes drop their cached view of the namespace the next time
-        they touch it (the store's change log tells them). Deleting a namespace that holds
-        nothing is not an error: every count is zero.
-
-        Returns:
-            How many records, messages, audit entries and index files were removed.
-        """
-        namespace = self._namespace(namespace)
-        with self._cache.lock(namespace):
+        """Erase a user: every record, chat message, audit entry and saved index file."""
+        namespace = check_namespace(namespace)
+        with self.access.lock(namespace):
             erased = self.backend.erase_namespace(namespace, at=time.time())
             self.backend.truncate_log()  # best effort: a reader may hold the log
             try:
-                files = self._cache.erase(namespace)
+                files = self.access.cache.erase(namespace)
             except OSError as exc:
                 raise StoreError(
                     f"namespace {namespace!r} was erased from the store, but its saved index "
@@ -65,19 +71,7 @@ class MemoryUserData(MemoryCore):
         embeddings: bool = False,
         progress: bool = False,
     ) -> ExportSummary:
-        """Write a user's records and chat messages to a JSON Lines file.
-
-        The format (a versioned header, then one line per record and message) is described
-        in :mod:`langchain_agentmem.memory.transfer`. A path gets a new file, readable by its owner
-        only, renamed over it when complete; a file already there is replaced (never
-        written into) only if it is an earlier export.
-
-        Args:
-            namespace: The user to export.
-            out: A file path or an open text file.
-            embeddings: Also write each record's embedding (else an import re-embeds).
-            progress: Show a progress bar on stderr.
-        """
+        """Write a user's records and chat messages to a JSON Lines file."""
         return export_namespace(
             self.backend, self.embeddings, namespace, out, embeddings=embeddings, progress=progress
         )
@@ -102,24 +96,15 @@ class MemoryUserData(MemoryCore):
         namespace: str,
         progress: bool = False,
     ) -> ImportSummary:
-        """Import a file written by :meth:`export_namespace`, in one transaction.
-
-        Record ids are kept; records already here (by id) and messages already in their
-        thread are not added again, so importing twice adds nothing. Records are re-embedded
-        with this memory's model when the file has no embeddings or another model made
-        them. A malformed line (named by number), a record over this memory's limits, an
-        embedding of other dimensions than the model's, a file cut short (other counts than
-        its header's), a newer format, a record or message dated in the future or a message
-        other than a human, AI or tool message imports nothing.
-
-        Args:
-            source: A file path, an open text file, or what
-                :func:`~langchain_agentmem.memory.export_format.read_export` read from one.
-            namespace: The user to import into; required (the file names a user too, but a
-                file can name anyone: it is never taken for the target).
-            progress: Show progress bars on stderr.
-        """
-        return import_namespace(self, source, namespace=namespace, progress=progress)
+        """Import a file written by :meth:`export_namespace`, in one transaction."""
+        return import_namespace(
+            self.access,
+            self.embeddings,
+            self.limits,
+            source,
+            namespace=namespace,
+            progress=progress,
+        )
 
     async def aimport_namespace(
         self,

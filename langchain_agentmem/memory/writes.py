@@ -9,14 +9,14 @@ from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal, overload
 
-from langchain_agentmem.annotation.annotations import (
-    Notes,
-)
+from langchain_core.embeddings import Embeddings
+
+from langchain_agentmem.annotation.annotations import Notes
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embedding.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import tokenize
-from langchain_agentmem.memory.access import MemoryCore
+from langchain_agentmem.memory.access import NamespaceAccess
 from langchain_agentmem.memory.decisions import Annotating, Given, Offer, Removal, Upsert
 from langchain_agentmem.memory.items import (
     check_expiry,
@@ -28,12 +28,35 @@ from langchain_agentmem.memory.items import (
     update_op,
     with_vectors,
 )
+from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.types import Candidate, MemoryOp, Vector, with_embedding
-from langchain_agentmem.validation import check_record_id
+from langchain_agentmem.validation import Limits, check_namespace, check_record_id
 
 
-class MemoryWrites(MemoryCore):
-    """Writes of long-term records: every op goes through :meth:`MemoryCore._write`."""
+class MemoryWrites:
+    """Writes of long-term records (``AgentMemory``'s part): every op goes through
+    :meth:`NamespaceAccess.write`.
+
+    Args:
+        access: The namespaces' access.
+        embeddings: The memory's embedding model.
+        limits: The sizes a record may take.
+        policy: What decides each offered record.
+    """
+
+    def __init__(
+        self,
+        access: NamespaceAccess,
+        *,
+        embeddings: Embeddings,
+        limits: Limits,
+        policy: MemoryPolicy,
+    ) -> None:
+        self.access = access
+        self.backend = access.backend
+        self.embeddings = embeddings
+        self.limits = limits
+        self.policy = policy
 
     def _commit_adds(
         self, candidates: Sequence[Candidate], vectors: Vector | None = None
@@ -47,7 +70,7 @@ class MemoryWrites(MemoryCore):
             terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
             for c in candidates:
                 self.policy.prepare(c)
-            return self._write(
+            return self.access.write(
                 candidates[0].namespace,
                 [Offer(c, self.policy) for c in candidates],
                 terms=terms,
@@ -58,10 +81,10 @@ class MemoryWrites(MemoryCore):
         return self._commit_adds([candidate])[0]
 
     def _commit_op(self, namespace: str, op: MemoryOp) -> MemoryOp:
-        ((applied, *_),) = self._write(namespace, [Given(op)])
+        ((applied, *_),) = self.access.write(namespace, [Given(op)])
         return applied  # after it: UPDATEs of records that quoted its old text
 
-    def _store_annotation(
+    def store_annotation(
         self,
         namespace: str,
         record_id: str,
@@ -75,7 +98,7 @@ class MemoryWrites(MemoryCore):
         ``(record id, reason)``; one metadata UPDATE, policy ``annotator``, with the
         reasons in the audit log)."""
         item = Annotating(record_id, text, notes, model, links)
-        (applied,) = self._write(namespace, [item], sweep=False)
+        (applied,) = self.access.write(namespace, [item], sweep=False)
         return applied
 
     def add(
@@ -90,24 +113,9 @@ class MemoryWrites(MemoryCore):
         ttl: float | timedelta | None = None,
         expires_at: datetime | None = None,
     ) -> list[MemoryOp]:
-        """Offer an item to long-term memory; the policy decides what happens.
-
-        Args:
-            text: The text to remember.
-            namespace: The user (or agent) it belongs to.
-            thread: The conversation it came from.
-            metadata: JSON-serialisable metadata stored with it.
-            timestamp: The item's own time (default: now, by the memory's ``clock``).
-            record_id: The id to use if it is added (default: a new UUID); ids are unique
-                within a namespace.
-            ttl: Forget the record this long after now (seconds or a ``timedelta``).
-            expires_at: Forget the record at this time (naive datetimes are UTC).
-
-        Returns:
-            The ops applied (ADD / UPDATE / DELETE / NOOP), each with its reason.
-        """
+        """Offer an item to long-term memory; the policy decides what happens."""
         expiry = check_expiry(ttl, expires_at)
-        said = self._said_at() if timestamp is None else timestamp
+        said = self.access.said_at() if timestamp is None else timestamp
         item = make_candidate(
             self.limits, text, namespace, thread, metadata, said, record_id, expiry
         )
@@ -128,7 +136,7 @@ class MemoryWrites(MemoryCore):
     ) -> list[MemoryOp]:
         """Async :meth:`add`."""
         expiry = check_expiry(ttl, expires_at)
-        said = self._said_at() if timestamp is None else timestamp
+        said = self.access.said_at() if timestamp is None else timestamp
         item = make_candidate(
             self.limits, text, namespace, thread, metadata, said, record_id, expiry
         )
@@ -156,22 +164,9 @@ class MemoryWrites(MemoryCore):
         ttl: float | timedelta | None = None,
         expires_at: datetime | None = None,
     ) -> MemoryOp:
-        """Replace a record's text in place (re-embedded and re-indexed).
-
-        Args:
-            record_id: The record to change.
-            text: Its new text.
-            namespace: The namespace the record belongs to.
-            metadata: New metadata (``None`` keeps the current metadata).
-            ttl: New expiry, this long after now (``None`` with ``expires_at=None`` keeps
-                the record's expiry).
-            expires_at: New expiry time.
-
-        Raises:
-            RecordNotFoundError: no such record in ``namespace`` (or it expired).
-        """
+        """Replace a record's text in place (re-embedded and re-indexed)."""
         text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
-        row = self._owned(record_id, namespace)
+        row = self.access.owned(record_id, namespace)
         (vector,) = embed_records(self.embeddings, [text])
         return self._commit_update(row.namespace, row.id, text, vector, meta, expires)
 
@@ -187,7 +182,7 @@ class MemoryWrites(MemoryCore):
     ) -> MemoryOp:
         """Async :meth:`update`."""
         text, meta, expires = update_args(self.limits, text, metadata, ttl, expires_at)
-        row = await asyncio.to_thread(self._owned, record_id, namespace)
+        row = await asyncio.to_thread(self.access.owned, record_id, namespace)
         (vector,) = await aembed_records(self.embeddings, [text])
         return await asyncio.to_thread(
             self._commit_update, row.namespace, row.id, text, vector, meta, expires
@@ -202,7 +197,7 @@ class MemoryWrites(MemoryCore):
         with collector_paused() if len(candidates) > 1 else nullcontext():
             if vectors is not None:
                 candidates = with_vectors(candidates, vectors)
-            return self._write(
+            return self.access.write(
                 candidates[0].namespace,
                 [Upsert(c, self.policy) for c in candidates],
                 expected=[c.id for c in candidates],
@@ -223,28 +218,7 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
         embedding: Sequence[float] | Vector | None = None,
     ) -> list[MemoryOp]:
-        """Write a record by id, whether or not it exists: one atomic step.
-
-        An existing record of ``namespace`` is updated in place (text, metadata and expiry
-        replaced); a new id is added, and the policy may forget other records to make room
-        (it neither declines the record nor folds it into another one). The check and the
-        write happen under the namespace's writer lock, so concurrent puts of one id never
-        fail: the last one wins, in every process.
-
-        Args:
-            record_id: The record's id in ``namespace``.
-            text: Its text.
-            namespace: The user (or agent) it belongs to.
-            thread: The conversation it came from (kept on update).
-            metadata: Its metadata (replaces the current metadata).
-            ttl: Forget it this long after now (seconds or a ``timedelta``).
-            expires_at: Forget it at this time.
-            embedding: The embedding to store instead of embedding ``text`` (a vector of
-                the memory's model, normalised here).
-
-        Returns:
-            The ops applied (UPDATE; for a new id its ADD, after the DELETEs that made room).
-        """
+        """Write a record by id, whether or not it exists: one atomic step."""
         expiry = check_expiry(ttl, expires_at)
         item = make_candidate(
             self.limits, text, namespace, thread, metadata, None, record_id, expiry
@@ -279,7 +253,7 @@ class MemoryWrites(MemoryCore):
         return await asyncio.to_thread(self._commit_put, with_embedding(item, vector))
 
     def _commit_delete(self, namespace: str, record_id: str, missing_ok: bool) -> MemoryOp | None:
-        (applied,) = self._write(namespace, [Removal(namespace, record_id, missing_ok)])
+        (applied,) = self.access.write(namespace, [Removal(namespace, record_id, missing_ok)])
         return applied[0] if applied else None
 
     @overload
@@ -293,21 +267,9 @@ class MemoryWrites(MemoryCore):
     def delete(
         self, record_id: str, *, namespace: str, missing_ok: bool = False
     ) -> MemoryOp | None:
-        """Forget a record.
-
-        The check that it exists and the delete are one atomic step.
-
-        Args:
-            record_id: The record to delete.
-            namespace: The namespace it belongs to.
-            missing_ok: Return ``None`` instead of raising when there is no such record
-                (deleting what is gone is then not an error).
-
-        Raises:
-            RecordNotFoundError: no such record in ``namespace`` and not ``missing_ok``.
-        """
+        """Forget a record."""
         rid = check_record_id(record_id)
-        return self._commit_delete(self._namespace(namespace), rid, bool(missing_ok))
+        return self._commit_delete(check_namespace(namespace), rid, bool(missing_ok))
 
     @overload
     async def adelete(
@@ -338,25 +300,17 @@ class MemoryWrites(MemoryCore):
         ttl: float | timedelta | None = None,
         expires_at: datetime | None = None,
     ) -> list[list[MemoryOp]]:
-        """Offer several items at once: embedded in one batch, then decided one by one.
-
-        Every item is checked before anything is embedded or stored.
-
-        Args:
-            texts: The texts to remember.
-            namespace: The user (or agent) they belong to.
-            thread: The conversation they came from.
-            metadatas: One metadata dict (or ``None``) per text.
-            record_ids: One id (or ``None`` for a new UUID) per text.
-            ttl: Forget each record this long after now (seconds or a ``timedelta``).
-            expires_at: Forget the records at this time.
-
-        Returns:
-            The ops applied for each text, in order.
-        """
+        """Offer several items at once: embedded in one batch, then decided one by one."""
         expires = check_expiry(ttl, expires_at)
         items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires, self._said_at()
+            self.limits,
+            texts,
+            namespace,
+            thread,
+            metadatas,
+            record_ids,
+            expires,
+            self.access.said_at(),
         )
         if not items:
             return []
@@ -377,7 +331,14 @@ class MemoryWrites(MemoryCore):
         """Async :meth:`add_many`."""
         expires = check_expiry(ttl, expires_at)
         items = make_candidates(
-            self.limits, texts, namespace, thread, metadatas, record_ids, expires, self._said_at()
+            self.limits,
+            texts,
+            namespace,
+            thread,
+            metadatas,
+            record_ids,
+            expires,
+            self.access.said_at(),
         )
         if not items:
             return []
@@ -393,11 +354,7 @@ class MemoryWrites(MemoryCore):
         metadatas: Sequence[dict[str, Any] | None] | None = None,
         thread: str | None = None,
     ) -> list[list[MemoryOp]]:
-        """:meth:`put` for several records: embedded in one batch, each written atomically.
-
-        Returns:
-            The ops applied for each text, in order.
-        """
+        """:meth:`put` for several records: embedded in one batch, each written atomically."""
         items = put_candidates(self.limits, texts, namespace, record_ids, metadatas, thread)
         if not items:
             return []
@@ -429,22 +386,8 @@ class MemoryWrites(MemoryCore):
         expires_at: datetime | None = None,
         versions: Sequence[datetime] | None = None,
     ) -> list[str]:
-        """Move the expiry of live records of ``namespace`` (a TTL refreshed on read).
-
-        Both ``None`` clears their expiry. Not a memory op: text and audit log are untouched.
-
-        Args:
-            record_ids: The records to move.
-            namespace: Their namespace.
-            ttl: The new expiry, from now.
-            expires_at: The new expiry, as a time.
-            versions: Each record's ``updated_at`` as it was read: a record written since
-                is left as it is (a refresh extends only the version it read).
-
-        Returns:
-            The ids whose expiry moved.
-        """
-        ns = self._namespace(namespace)
+        """Move the expiry of live records of ``namespace`` (a TTL refreshed on read)."""
+        ns = check_namespace(namespace)
         ids = [check_record_id(i) for i in record_ids]
         expires = check_expiry(ttl, expires_at)
         at = None if expires is None else expires.timestamp()
@@ -456,9 +399,9 @@ class MemoryWrites(MemoryCore):
                     f"versions holds {len(stamps)} times for {len(ids)} record ids; pass "
                     "one updated_at per id"
                 )
-        with self._cache.lock(ns):
+        with self.access.lock(ns):
             ids = self.backend.set_expiry(ns, ids, at, versions=stamps)
-            view = self._cache.peek(ns)
+            view = self.access.cache.peek(ns)
             if view is not None:
                 view.set_expiry(ids, at)
         return ids

@@ -14,7 +14,7 @@ import pytest
 from langchain_agentmem import AgentMemory
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.memory.transfer import export_namespace, import_namespace
+from langchain_agentmem.memory.transfer import export_namespace
 from tests.stores import HashEmbeddings
 
 
@@ -63,7 +63,7 @@ def test_a_batch_leaves_no_reference_cycles(
             mem.put_many(_texts(30), namespace="u", record_ids=[f"p{i}" for i in range(30)])
             mem.put_many(_texts(60, 30), namespace="u", record_ids=[f"p{i}" for i in range(30)])
             export_namespace(mem.backend, mem.embeddings, "u", str(export), embeddings=True)
-            import_namespace(mem, str(export), namespace="v")
+            mem.import_namespace(str(export), namespace="v")
 
         assert _cycles_left_by(work) == 0
         assert len(mem.records("u")) == 40

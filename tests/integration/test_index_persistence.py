@@ -161,7 +161,7 @@ def test_a_delete_by_another_process_during_a_save_leaves_no_file_with_its_vecto
     ):
         saver.add("My locker code is 4417.", namespace="u", record_id="code")
         saver.search("warm", namespace="u")
-        files = saver._cache.index_files
+        files = saver._access.cache.index_files
         assert files is not None
         write = files.save
 

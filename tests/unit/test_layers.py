@@ -215,6 +215,40 @@ def test_nothing_outside_the_memory_room_reaches_a_memory_s_private_parts() -> N
     assert not reached, f"a memory's backend or private member used outside memory/: {reached}"
 
 
+def _private_reaches(path: Path) -> list[str]:
+    """Where a module reads a private member of anything but ``self`` or ``cls``."""
+    return [
+        f"{path.name}:{node.lineno} {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_agent_memory_is_made_of_parts_not_bases() -> None:
+    """``AgentMemory`` inherits no class of the package: it owns its parts, each constructed
+    with what it needs, and inside its room each part reaches the others through their
+    public surface (``NamespaceAccess``: ``batch``, ``live_view``, ``lock`` ...)."""
+    memory = importlib.import_module("langchain_agentmem.memory")
+    ours = [
+        base.__qualname__
+        for base in memory.AgentMemory.__mro__[1:]
+        if base.__module__.startswith("langchain_agentmem")
+    ]
+    assert not ours, f"AgentMemory inherits {ours}"
+    parts = [p for p in (PACKAGE / "memory").glob("*.py") if p.name != "__init__.py"]
+    reached = [hit for p in parts for hit in _private_reaches(p)]
+    assert not reached, f"a part of the memory reaches a private member: {reached}"
+
+
+def test_the_part_rule_sees_a_private_reach(tmp_path: Path) -> None:
+    sample = tmp_path / "part.py"
+    sample.write_text("def f(self, memory):\n    return memory._batch('x'), self._own\n")
+    assert _private_reaches(sample) == ["part.py:2 memory._batch"]
+
+
 def test_the_public_api_rule_sees_a_private_call(tmp_path: Path) -> None:
     sample = tmp_path / "adapter.py"
     sample.write_text("def f(self):\n    return self.memory._store_namespaces('x')\n")
@@ -345,7 +379,7 @@ def test_one_place_adds_every_command_group() -> None:
 def test_the_write_path_runs_downward() -> None:
     """The writer and the stores below it call nothing above them: they import no part of
     ``AgentMemory``, the cache or a view, and take no function to call back (the loop in
-    ``access.MemoryCore._batch`` calls the decision, then the writer, then the view)."""
+    ``access.NamespaceAccess.batch`` calls the decision, then the writer, then the view)."""
     import inspect
     import typing
 

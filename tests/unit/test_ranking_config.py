@@ -81,7 +81,7 @@ def _approximate(config: HybridConfig) -> bool:
     with AgentMemory(":memory:", hybrid=config) as memory:
         memory.add_many(texts, namespace="ana")
         assert memory.search("tea", namespace="ana", k=1)[0].text.endswith("about tea.")
-        view = memory._cache.peek("ana")  # what the search used
+        view = memory._access.cache.peek("ana")  # what the search used
         assert view is not None
         return view.dense.approximate
 
