@@ -151,16 +151,16 @@ class AgentMemory:
             raise InvalidTypeError(
                 f"hybrid must be a HybridConfig or None, got {type(hybrid).__name__}"
             )
-        self.hybrid = HybridConfig() if hybrid is None else hybrid
+        self._hybrid = HybridConfig() if hybrid is None else hybrid
         cache_records = check_cache_records(cache_records)
-        self.limits = Limits(max_text_chars, max_metadata_bytes, max_recall_chars)
+        self._limits = Limits(max_text_chars, max_metadata_bytes, max_recall_chars)
         if policy is None:
             policy = "keep_all" if capacity is None else "learned"
-        self.policy = make_policy(policy, capacity)
-        self.embeddings = resolve_embeddings(embeddings)
-        self.backend: Backend = open_backend(url)
+        self._policy = make_policy(policy, capacity)
+        self._embeddings = resolve_embeddings(embeddings)
+        self._backend: Backend = open_backend(url)
         index_files: IndexFiles | None = None
-        path = getattr(self.backend, "path", None)
+        path = getattr(self._backend, "path", None)
         if persist_indexes and isinstance(path, str) and path != ":memory:":
             index_files = IndexFiles.beside(path)
         if not isinstance(label_queries, bool) or (label_queries and model is None):
@@ -168,42 +168,42 @@ class AgentMemory:
                 f"label_queries must be True or False, and True only with a model=; got "
                 f"{label_queries!r} with model={type(model).__name__ if model else None}"
             )
-        self.label_queries = label_queries
-        self.clock = wall_clock if clock is None else check_clock(clock)
+        self._label_queries = label_queries
+        self._clock = wall_clock if clock is None else check_clock(clock)
         cache = NamespaceCache(
-            self.backend,
-            hybrid=self.hybrid,
+            self._backend,
+            hybrid=self._hybrid,
             index_files=index_files,
             max_records=cache_records,
             on_erased=self._forget_erased,
             on_opened=None if model is None else self._offer_loaded,
         )
         self._access = NamespaceAccess(
-            self.backend,
+            self._backend,
             cache,
-            clock=self.clock,
+            clock=self._clock,
             holder=uuid.uuid4().hex,
             on_stored=None if model is None else self._offer_stored,
         )
-        labels = LabelVectors(self.embeddings)
+        labels = LabelVectors(self._embeddings)
         self._writes = MemoryWrites(
-            self._access, embeddings=self.embeddings, limits=self.limits, policy=self.policy
+            self._access, embeddings=self._embeddings, limits=self._limits, policy=self._policy
         )
-        self.annotator: Annotator | None = None
+        self._annotator: Annotator | None = None
         if model is not None:
             store = MemoryAnnotationStore(self._access, self._writes, labels)
-            self.annotator = _annotator(model, model_calls_per_minute, store)
+            self._annotator = _make_annotator(model, model_calls_per_minute, store)
         self._reads = MemoryReads(
             self._access,
-            embeddings=self.embeddings,
-            hybrid=self.hybrid,
-            policy=self.policy,
+            embeddings=self._embeddings,
+            hybrid=self._hybrid,
+            policy=self._policy,
             labels=labels,
-            label_asker=self.annotator if label_queries else None,
+            label_asker=self._annotator if label_queries else None,
         )
-        self._messages = MemoryMessages(self.backend)
+        self._messages = MemoryMessages(self._backend)
         self._userdata = MemoryUserData(
-            self._access, embeddings=self.embeddings, limits=self.limits
+            self._access, embeddings=self._embeddings, limits=self._limits
         )
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
@@ -215,6 +215,47 @@ class AgentMemory:
         self.policy.forget_namespace(namespace)
         TEXTS.clear()  # recent texts' features, the erased user's among them
         query_terms.cache_clear()  # recent queries' terms, the erased user's among them
+
+    # -- what it is made with ------------------------------------------------------------
+    @property
+    def backend(self) -> Backend:
+        """The store."""
+        return self._backend
+
+    @property
+    def embeddings(self) -> Embeddings:
+        """The embedding model."""
+        return self._embeddings
+
+    @property
+    def policy(self) -> MemoryPolicy:
+        """What decides each offered record."""
+        return self._policy
+
+    @property
+    def hybrid(self) -> HybridConfig:
+        """How hybrid search ranks."""
+        return self._hybrid
+
+    @property
+    def limits(self) -> Limits:
+        """The sizes a text, its metadata and a prompt's recalled words may take."""
+        return self._limits
+
+    @property
+    def clock(self) -> Clock:
+        """What the memory takes as now."""
+        return self._clock
+
+    @property
+    def annotator(self) -> Annotator | None:
+        """What annotates stored statements with ``model`` (``None``: no model)."""
+        return self._annotator
+
+    @property
+    def label_queries(self) -> bool:
+        """Whether each search also asks the model what its query is about."""
+        return self._label_queries
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -1087,7 +1128,7 @@ class AgentMemory:
         )
 
 
-def _annotator(model: object, per_minute: object, store: MemoryAnnotationStore) -> Annotator:
+def _make_annotator(model: object, per_minute: object, store: MemoryAnnotationStore) -> Annotator:
     """The annotator of a ``model=`` argument, checked."""
     if not isinstance(model, BaseChatModel):
         raise InvalidTypeError(

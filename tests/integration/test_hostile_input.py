@@ -294,13 +294,17 @@ def test_malformed_messages_write_nothing(mem: AgentMemory) -> None:
     assert [m.content for m in mem.messages(namespace="chat", thread="t")] == ["kept"]
 
 
-class _BrokenEmbeddings(HashEmbeddings):
-    def __init__(self, vector: list[float]) -> None:
+class _BreakableEmbeddings(HashEmbeddings):
+    """Hashed embeddings, or ``bad`` for every text while it is set."""
+
+    def __init__(self) -> None:
         super().__init__()
-        self.vector = vector
+        self.bad: list[float] | None = None
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.vector for _ in texts]
+        if self.bad is None:
+            return super().embed_documents(texts)
+        return [self.bad for _ in texts]
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -311,23 +315,32 @@ class _BrokenEmbeddings(HashEmbeddings):
 def test_bad_embeddings_never_poison_a_namespace(
     mem: AgentMemory, store_url: str, vector: list[float], fragment: str
 ) -> None:
-    (op,) = mem.add("good record", namespace="u")
-    broken = AgentMemory(store_url, embeddings=_BrokenEmbeddings(vector))
-    if store_url == ":memory:":  # a private store: the broken embedder meets its own data
-        broken.close()
-        broken = mem
-        broken.embeddings = _BrokenEmbeddings(vector)
+    embedder = _BreakableEmbeddings()
+    own = store_url == ":memory:"  # a private store: the broken embedder meets its own data
+    writer = AgentMemory(":memory:", embeddings=embedder) if own else mem
+    (op,) = writer.add("good record", namespace="u")
+    broken = writer if own else AgentMemory(store_url, embeddings=embedder)
+    embedder.bad = vector
     try:
         with pytest.raises(InvalidInputError, match=fragment):
             broken.add("bad vector", namespace="u")
         with pytest.raises(InvalidInputError, match=fragment):
             broken.update(op.record_ids[0], "bad vector", namespace="u")
     finally:
-        if broken is not mem:
+        embedder.bad = None
+        if broken is not writer:
             broken.close()
-    mem.embeddings = HashEmbeddings()
-    assert [r.text for r in mem.records("u")] == ["good record"]
-    assert [h.id for h in mem.search("good", namespace="u")] == list(op.record_ids)
+    assert [r.text for r in writer.records("u")] == ["good record"]
+    assert [h.id for h in writer.search("good", namespace="u")] == list(op.record_ids)
+    if own:
+        writer.close()
+
+
+def test_what_a_memory_is_made_with_is_read_only(mem: AgentMemory) -> None:
+    """Its parts were built with them: a swapped embedder would reach none of them."""
+    for name in ("embeddings", "policy", "hybrid", "limits", "backend", "clock", "annotator"):
+        with pytest.raises(AttributeError):
+            setattr(mem, name, getattr(mem, name))
 
 
 def test_huge_limits_mean_everything(mem: AgentMemory) -> None:
