@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -88,28 +89,35 @@ class Bouncers:
         self.tmp_path = tmp_path
         self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self, pool_size: int, *, schema_entry: str | None = None) -> Bouncer:
-        """A PgBouncer in transaction mode keeping ``pool_size`` server connections per
-        database. ``schema_entry``: also a database ``agentmem_path`` whose server
-        connections are put in that schema by the pooler (``connect_query``)."""
+    def settings(self, pool_size: int, *, wait_s: int = 20) -> str:
+        """A ``[pgbouncer]`` section: transaction mode, ``pool_size`` server connections per
+        database, ``wait_s`` seconds a client may wait for one."""
+        return (
+            "[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = 0\nunix_socket_dir =\n"
+            "auth_type = trust\nauth_file = userlist.txt\npool_mode = transaction\n"
+            f"default_pool_size = {pool_size}\nquery_wait_timeout = {wait_s}\n"
+        )
+
+    def start(self, settings: str, *, schema_entry: str | None = None) -> Bouncer:
+        """A PgBouncer with ``settings`` (its ``[pgbouncer]`` section; the port and the
+        user list are this test's) in front of the test database. ``schema_entry``: also a
+        database ``agentmem_path`` whose server connections the pooler puts in that schema
+        (``connect_query``)."""
         tmp_path, user, dbname, target = self.tmp_path, self.user, self.dbname, self.target
-        extra = ""
+        databases = f"[databases]\n{dbname} = {target} dbname={dbname}\n"
         if schema_entry is not None:
-            extra = (
+            databases += (
                 f"agentmem_path = {target} dbname={dbname} "
-                f"connect_query='SET search_path TO {schema_entry}'"
+                f"connect_query='SET search_path TO {schema_entry}'\n"
             )
         port = _free_port()
         (tmp_path / "userlist.txt").write_text(f'"{user}" ""\n')
-        ini = tmp_path / f"pgbouncer-{port}.ini"
-        ini.write_text(
-            f"[databases]\n{dbname} = {target} dbname={dbname}\n{extra}\n"
-            "[pgbouncer]\n"
-            f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-            f"auth_type = trust\nauth_file = {tmp_path / 'userlist.txt'}\n"
-            f"pool_mode = transaction\ndefault_pool_size = {pool_size}\n"
-            "query_wait_timeout = 20\n"
+        settings = re.sub(r"^listen_port *=.*$", f"listen_port = {port}", settings, flags=re.M)
+        settings = re.sub(
+            r"^auth_file *=.*$", f"auth_file = {tmp_path / 'userlist.txt'}", settings, flags=re.M
         )
+        ini = tmp_path / f"pgbouncer-{port}.ini"
+        ini.write_text(databases + "\n" + settings)
         command = [str(PGBOUNCER), str(ini)]
         if os.geteuid() == 0:  # PgBouncer refuses to run as root
             command[1:1] = ["-u", _unprivileged_user()]
@@ -160,6 +168,18 @@ def _unprivileged_user() -> str:
     pytest.skip("running as root and no unprivileged user (nobody) to run pgbouncer as")
 
 
+def _page() -> tuple[str, str]:
+    """The workers page's PgBouncer settings (its ini block's ``[pgbouncer]`` section) and
+    the query of the store URL it gives the workers."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "operating" / "workers.md").read_text()
+    blocks = re.findall(r"^```ini\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) == 1, "docs/operating/workers.md: expected one ini block"
+    settings = blocks[0][blocks[0].index("[pgbouncer]") :]
+    url = re.search(r"postgresql://postgres@127\.0\.0\.1:6432/test\?([^`\s]+)", text)
+    assert url is not None, "docs/operating/workers.md: no store URL through PgBouncer"
+    return settings, url.group(1)
+
+
 @pytest.fixture
 def schema() -> Iterator[str]:
     """A fresh schema of the test database (created), dropped after the test."""
@@ -189,10 +209,13 @@ def _churn(memory: AgentMemory, other: AgentMemory, namespace: str, tag: str) ->
 def test_two_memories_share_a_namespace_through_a_transaction_pooler(
     bouncers: Bouncers, schema: str
 ) -> None:
-    # Two instances of at most 2 connections run at most one write each: a write holds its
-    # server connection while it reads on another, so the pooler keeps 2 + 1.
-    bouncer = bouncers.start(3)
-    url = bouncer.url(f"schema={schema}&pooler=transaction&pool_max=2")
+    # The workers page's PgBouncer and URL: two instances of pool_max=2 run at most one
+    # write each, and a write holds its server connection while it reads on another.
+    settings, query = _page()
+    assert "pool_mode = transaction" in settings and "pooler=transaction" in query
+    bouncer = bouncers.start(settings)
+    url = bouncer.url(query.replace("schema=agents", f"schema={schema}"))
+    assert schema in url
     emb = HashEmbeddings()
     with AgentMemory(url, embeddings=emb) as one, AgentMemory(url, embeddings=emb) as two:
         _churn(one, two, "alice", "parcel")
@@ -251,7 +274,7 @@ def test_two_memories_share_a_namespace_through_a_transaction_pooler(
 def test_without_the_setting_the_pooler_breaks_the_store(bouncers: Bouncers, schema: str) -> None:
     # agentmem_path: the pooler puts its server connections in the schema, so the URL needs
     # no startup option and prepared statements alone are tried.
-    bouncer = bouncers.start(2, schema_entry=schema)
+    bouncer = bouncers.start(bouncers.settings(2), schema_entry=schema)
     emb = HashEmbeddings()
 
     # ?schema= travels as the `options` startup parameter, which PgBouncer refuses.
@@ -270,3 +293,17 @@ def test_without_the_setting_the_pooler_breaks_the_store(bouncers: Bouncers, sch
         bouncer.url("pool_max=2&pooler=transaction", database="agentmem_path"), embeddings=emb
     ) as pooled:
         _churn(pooled, pooled, "carol", "parcel")
+
+
+def test_writes_need_a_server_connection_more_than_they_hold(
+    bouncers: Bouncers, schema: str
+) -> None:
+    # A write holds its server connection while it reads on a second one: with one server
+    # connection in the pooler it waits until query_wait_timeout ends it (the page's sizing).
+    bouncer = bouncers.start(bouncers.settings(1, wait_s=2))
+    url = bouncer.url(f"schema={schema}&pooler=transaction&pool_max=2")
+    with (
+        pytest.raises(StoreError, match="query_wait_timeout"),
+        AgentMemory(url, embeddings=HashEmbeddings()) as memory,
+    ):
+        memory.add("parcel 1 went to depot 1", namespace="dave")
