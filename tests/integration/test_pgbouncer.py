@@ -243,11 +243,14 @@ def test_two_memories_share_a_namespace_through_a_transaction_pooler(
             kept = memory.records("alice")
             assert len(kept) == 2 * ROUNDS - 2 * len(range(0, ROUNDS, 3)) + 4 * 12
 
-    # What the pooler's server sessions carry afterwards: nothing of ours. Three clients,
-    # each in a transaction, hold the pooler's three server connections.
+    # What the pooler's server sessions carry afterwards: nothing of ours. As many clients
+    # as it has server connections, each in a transaction, hold one each.
+    sized = re.search(r"^default_pool_size = (\d+)", settings, re.M)
+    assert sized is not None
+    servers = int(sized.group(1))
     with psycopg.connect(PG_URL) as direct:
         default_path = direct.execute("SHOW search_path").fetchone()
-    clients = [bouncer.connect() for _ in range(3)]
+    clients = [bouncer.connect() for _ in range(servers)]
     try:
         pids = set()
         for conn in clients:
@@ -265,7 +268,7 @@ def test_two_memories_share_a_namespace_through_a_transaction_pooler(
             pids.add(pid)
             assert (path,) == default_path, "a search_path outlived its transaction"
             assert (prepared, locks, listening, no_temp) == (0, 0, 0, True)
-        assert len(pids) == 3  # every server connection of the pooler was looked at
+        assert len(pids) == servers  # every server connection of the pooler was looked at
     finally:
         for conn in clients:
             conn.close()
