@@ -138,11 +138,40 @@ def pool_settings(url: str) -> PoolSettings:
     return PoolSettings(low, high, timeout)
 
 
+POOLERS = ("none", "session", "transaction")
+"""Values of the store URL's ``pooler`` parameter: what sits between this process and the
+server. ``none`` (the default) and ``session`` change nothing; ``transaction`` (PgBouncer's
+``pool_mode = transaction``, or any pooler that may hand each transaction another server
+connection) makes the store keep nothing in a server session (:func:`transaction_pooler`)."""
+
+
+def transaction_pooler(url: str) -> bool:
+    """Whether a store URL says a transaction-mode pooler stands before the server
+    (``pooler=transaction``), checked.
+
+    Behind one, the pool's connections never prepare a statement (psycopg would after
+    five executions of one query, and the pooler may run the next one on a server
+    connection that lacks it, or that another client already prepared it on), and a
+    ``schema`` is set inside each transaction instead of as a startup option (PgBouncer
+    refuses ``options``).
+    """
+    query = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    mode = query.get("pooler", "none")
+    if mode not in POOLERS:
+        raise InvalidInputError(
+            f"pooler={mode!r} in the store url: use one of {', '.join(POOLERS)} "
+            "(transaction for PgBouncer's pool_mode = transaction)"
+        )
+    return mode == "transaction"
+
+
 def parse_url(url: str) -> tuple[str, str | None, str]:
     """Split a store URL into a libpq conninfo, the schema, and a printable URL.
 
     ``postgresql+psycopg://`` and ``postgres://`` are accepted as ``postgresql://``. A
-    ``schema=NAME`` query parameter (not a libpq one) selects the schema holding the tables.
+    ``schema=NAME`` query parameter (not a libpq one) selects the schema holding the tables:
+    as the connection's ``search_path`` option, except behind a transaction-mode pooler
+    (``pooler=transaction``), where each transaction sets it.
     The printable URL hides the password (in the user part or a ``password=`` parameter).
     """
     if not url.startswith(_SCHEMES):
@@ -157,7 +186,7 @@ def parse_url(url: str) -> tuple[str, str | None, str]:
             f"schema {schema!r} in the store url is not a plain SQL name; use letters, digits "
             "and underscores (at most 63), starting with a letter or underscore"
         )
-    own = ("schema", *POOL_PARAMS)
+    own = ("schema", "pooler", *POOL_PARAMS)
     rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k not in own])))
     try:
         params = conninfo_to_dict(rest)
@@ -165,7 +194,7 @@ def parse_url(url: str) -> tuple[str, str | None, str]:
         raise UnknownStoreError(
             f"cannot read store url {redact_url(url)!r}: {hide_secrets(str(exc), url)}"
         ) from None
-    if schema is not None:
+    if schema is not None and not transaction_pooler(url):
         options = str(params.get("options") or "")
         params["options"] = (options + f" -c search_path={schema}").strip()
     return make_conninfo("", **params), schema, redact_url(url)
@@ -195,7 +224,9 @@ class PostgresBackend(SQLBackend):
         url: ``postgresql://``, ``postgres://`` or ``postgresql+psycopg://`` URL; an extra
             ``schema=NAME`` query parameter puts the tables in that schema (created if
             missing); ``pool_min``, ``pool_max`` and ``pool_timeout`` size the pool
-            (:class:`PoolSettings`; arguments given here win).
+            (:class:`PoolSettings`; arguments given here win); ``pooler=transaction``
+            says a transaction-mode pooler such as PgBouncer stands before the server
+            (:func:`transaction_pooler`).
         min_size: Connections the pool keeps open.
         max_size: Most connections the pool opens (threads of one process share them).
         timeout: Seconds to wait for a connection before failing.
@@ -231,6 +262,7 @@ class PostgresBackend(SQLBackend):
         self._secret_source = url
         self._sizes = (min_size, max_size)
         self._timeout = timeout
+        self._pooled = transaction_pooler(url)
         self._lock = threading.Lock()
         self._writers = threading.BoundedSemaphore(max(1, max_size - 1))
         self._closed = False
@@ -257,12 +289,17 @@ class PostgresBackend(SQLBackend):
 
     def _open_pool(self) -> ConnectionPool:
         self._pid = os.getpid()
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if self._pooled:
+            # A prepared statement lives on one server connection, which the pooler may
+            # give the next transaction's client or not: prepare none.
+            kwargs["prepare_threshold"] = None
         return ConnectionPool(
             self._conninfo,
             min_size=self._sizes[0],
             max_size=self._sizes[1],
             timeout=self._timeout,
-            kwargs={"autocommit": True},
+            kwargs=kwargs,
             name="agentmem",
             open=True,
         )
@@ -297,16 +334,29 @@ class PostgresBackend(SQLBackend):
                 f"store {self.url!r} failed: {hide_secrets(str(exc), self._secret_source)}"
             ) from None
 
+    def _local_schema(self, cur: Cursor) -> None:
+        """Behind a transaction pooler, set the schema for this transaction only: the server
+        session it runs on is another client's next."""
+        cur.execute("SELECT set_config('search_path', %s, true)", (self.schema,))
+
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
-        with self._connection() as conn, conn.cursor() as cur:
-            yield cur
+        with self._connection() as conn:
+            if self._pooled and self.schema is not None:
+                with conn.transaction(), conn.cursor() as cur:
+                    self._local_schema(cur)
+                    yield cur
+            else:
+                with conn.cursor() as cur:
+                    yield cur
 
     @contextmanager
     def _write(self) -> Iterator[Cursor]:
         # Writers read (catch-up, checks) on a second connection while they hold one: at
         # most max_size - 1 of them at a time, so a reader always finds a free connection.
         with self._writers, self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if self._pooled and self.schema is not None:
+                self._local_schema(cur)
             yield cur
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from langchain_agentmem.backends.postgres import (
     PostgresBackend,
     parse_url,
     pool_settings,
+    transaction_pooler,
 )
 from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
 from langchain_agentmem.namespace.ops import apply_batch
@@ -101,6 +102,46 @@ def test_a_process_holds_at_most_pool_max_connections(pg_url: str) -> None:
     memory.close()
     assert 0 < max(seen) <= 3, seen
     assert held() == 0  # closed: nothing kept
+
+
+def test_pooler_setting_comes_from_the_url() -> None:
+    url = "postgresql://h/db?schema=mem&pooler=transaction"
+    assert transaction_pooler(url)
+    assert not transaction_pooler("postgresql://h/db?pooler=session")
+    assert not transaction_pooler("postgresql://h/db")
+    conninfo, schema, _ = parse_url(url)
+    # No startup option (PgBouncer refuses `options`): each transaction sets the schema.
+    assert "pooler" not in conninfo and "search_path" not in conninfo and schema == "mem"
+    with pytest.raises(InvalidInputError, match="pooler='statement'"):
+        transaction_pooler("postgresql://h/db?pooler=statement")
+
+
+@pytest.mark.parametrize("pooler", ["none", "transaction"])
+def test_no_session_state_outlives_a_request(pg_url: str, pooler: str) -> None:
+    # What a transaction-mode pooler needs: between requests, the process's connections
+    # hold no lock, no open transaction, and (behind a pooler) no prepared statement.
+    app = f"agentmem-state-{time.time_ns()}"
+    url = f"{pg_url}&pool_max=3&pooler={pooler}&application_name={app}"
+    with AgentMemory(url, embeddings=HashEmbeddings()) as memory:
+        for i in range(12):  # more than psycopg's prepare_threshold (5) of each query
+            memory.add(f"note {i} about Lyon", namespace="u", record_id=f"n{i}")
+            memory.search("Lyon", namespace="u", k=2)
+            if i % 2:
+                memory.delete(f"n{i}", namespace="u")
+        with psycopg.connect(PG_URL, autocommit=True) as monitor:
+            states, locks = monitor.execute(
+                "SELECT array_agg(DISTINCT a.state), count(l.pid) FROM pg_stat_activity a "
+                "LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' "
+                "WHERE a.application_name = %s",
+                (app,),
+            ).fetchone() or (None, None)
+        assert (states, locks) == (["idle"], 0)
+        backend = memory.backend
+        assert isinstance(backend, PostgresBackend)
+        with backend._read() as cur:
+            cur.execute("SELECT count(*) FROM pg_prepared_statements")
+            prepared = cur.fetchone()[0]
+        assert (prepared == 0) is (pooler == "transaction"), prepared
 
 
 @pytest.mark.parametrize("scheme", ["postgres://", "postgresql+psycopg://"])
