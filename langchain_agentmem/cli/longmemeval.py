@@ -97,6 +97,14 @@ def _add_answer_arguments(lme: argparse.ArgumentParser) -> None:
         default=None,
         help="answer only N of the questions drawn, every type in its share (default: all)",
     )
+    answers.add_argument(
+        "--answer-rows",
+        type=_row_names,
+        default=None,
+        help="answer only these rows, by name (comma-separated: no-memory, seed-faiss-l2, "
+        "agentmem-hybrid, agentmem-hybrid+today, full-context; default: all), e.g. the "
+        "memory's rows alone for another thing kept, whose other rows it does not change",
+    )
     answers.add_argument("--model-url", default=None, help="the model's server ($OPENAI_BASE_URL)")
     answers.add_argument("--model", default=None, help="the model (default: $OPENAI_MODEL)")
     answers.add_argument(
@@ -119,8 +127,28 @@ def _add_answer_arguments(lme: argparse.ArgumentParser) -> None:
     answers.add_argument("--answers-log", default=None, help="every scored answer (JSON lines)")
 
 
+def _unknown_rows(names: tuple[str, ...] | None) -> str | None:
+    """What is wrong with ``--answer-rows`` (``None``: nothing)."""
+    from langchain_agentmem.bench.answer_rows import FullContext, NoMemory, memory_rows
+
+    known = [NoMemory.name, *(row.name for row in memory_rows()), FullContext.name]
+    unknown = [name for name in names or () if name not in known]
+    if unknown:
+        return f"--answer-rows names no row {', '.join(unknown)}; the rows: {', '.join(known)}"
+    return None
+
+
+def _row_names(value: str) -> tuple[str, ...]:
+    """``--answer-rows``: row names, comma-separated."""
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one row, e.g. agentmem-hybrid")
+    return names
+
+
 ANSWER_FLAGS = (
     "--answer-questions",
+    "--answer-rows",
     "--model-url",
     "--model",
     "--judge-url",
@@ -136,7 +164,7 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         from langchain_agentmem.bench.answer_scores import token_f1
 
         token_f1("a", "a")  # the stemmer: a missing extra is told before the long part
-        return None
+        return _unknown_rows(args.answer_rows)
     for flag in ANSWER_FLAGS:
         if getattr(args, flag.lstrip("-").replace("-", "_")) not in (None, False):
             return f"{flag} goes with --answers"
@@ -265,6 +293,8 @@ def _answers(args: argparse.Namespace, chosen: list[Any], keep: str, *, first: b
     if first:
         context = args.context_tokens or server_context(server_url(args.model_url))
         rows.append(FullContext(context, show_today=SHOW_TODAY))
+    if args.answer_rows is not None:
+        rows = [row for row in rows if row.name in args.answer_rows]
     for row in rows:
         row.system = LME_SYSTEM
     # a smaller draw of the same kind: every type in its share

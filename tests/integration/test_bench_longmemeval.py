@@ -214,3 +214,40 @@ def test_answers_per_type_with_the_questions_date_as_today(data: Path, tmp_path:
     logged = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
     assert {line["run"] for line in logged} == {"user", "user+assistant"}  # one log, both
     assert len(logged) == 4 * (5 + 3)  # five rows for the first thing kept, three after
+
+
+def test_answer_rows_pick_the_rows_a_run_answers(data: Path, tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(default=_reader) as server:
+        result = _run(
+            data,
+            tmp_path / "r.json",
+            "--keep",
+            "user+assistant",
+            "--ingest-sample",
+            "0",
+            "--answers",
+            "--answer-rows",
+            "agentmem-hybrid, agentmem-hybrid+today",
+            "--model-url",
+            server.url,
+            "--model",
+            "scripted",
+            "--cache",
+            str(tmp_path / "cache.jsonl"),
+        )
+        asked = len(server.requests)
+    answers = result["runs"]["user+assistant"]["answers"]
+    assert list(answers) == ["agentmem-hybrid", "agentmem-hybrid+today"]
+    assert asked == 2 * 4  # two rows, four questions: no other row asked the model
+
+
+def test_answer_rows_name_only_rows_that_exist(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "longmemeval", "--data", str(data), "--out", str(tmp_path / "r.json")]
+    assert main([*argv, "--answers", "--answer-rows", "agentmem-hybrid,best-row"]) == 2
+    err = capsys.readouterr().err
+    assert "--answer-rows names no row best-row" in err and "full-context" in err
+    assert main([*argv, "--answer-rows", "agentmem-hybrid"]) == 2
+    assert "--answer-rows goes with --answers" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
