@@ -30,6 +30,27 @@ from langchain_agentmem.errors import StoreError
 from langchain_agentmem.types import Decision, OpKind, Vector
 
 RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.value)
+
+LAST_SEQ = (
+    "SELECT MAX(s) FROM ("
+    "SELECT MAX(seq) AS s FROM agentmem_decisions WHERE namespace = ? UNION ALL "
+    "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace IN (?, ?) AND kind = ?"
+    ") AS found"
+)
+"""A namespace's newest change: its own entries' or an erasure marker's. Two lookups of the
+``(namespace, seq)`` index, not one ``OR``, which PostgreSQL plans as a backward walk of every
+namespace's entries until one matches (0.2 s in a store of 780,000 entries, for a namespace
+last written long ago)."""
+
+CHANGES_SINCE = (
+    "SELECT seq, kind, record_ids FROM agentmem_decisions "
+    "WHERE namespace = ? AND seq > ? AND kind IN (?, ?, ?) UNION ALL "
+    "SELECT seq, kind, record_ids FROM agentmem_decisions "
+    "WHERE namespace IN (?, ?) AND seq > ? AND kind = ? ORDER BY 1"
+)
+"""A namespace's record changes after a sequence number, and erasures: each half reads the
+``(namespace, seq)`` index from that number on, where one ``OR`` would walk every
+namespace's entries after it."""
 MAX_LIMIT = 2**62
 """Larger ``LIMIT`` values mean "all"; the drivers cannot bind them as 64-bit integers."""
 
@@ -315,23 +336,21 @@ class SQLBackend(Backend):
     # -- change sequence and audit log ---------------------------------------------------------
     def last_seq(self, namespace: str) -> int:
         row = self._fetchone(
-            "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace = ? "
-            "OR (namespace IN (?, ?) AND kind = ?)",
+            LAST_SEQ,
             (namespace, erase_marker(namespace), legacy_erase_marker(namespace), ERASE_KIND),
         )
         return 0 if row is None or row[0] is None else int(row[0])
 
     def changes_since(self, namespace: str, seq: int) -> list[Change]:
         rows = self._fetchall(
-            "SELECT seq, kind, record_ids FROM agentmem_decisions WHERE seq > ? AND "
-            "((namespace = ? AND kind IN (?, ?, ?)) OR (namespace IN (?, ?) AND kind = ?)) "
-            "ORDER BY seq",
+            CHANGES_SINCE,
             (
-                seq,
                 namespace,
+                seq,
                 *RECORD_CHANGING_KINDS,
                 erase_marker(namespace),
                 legacy_erase_marker(namespace),
+                seq,
                 ERASE_KIND,
             ),
         )
