@@ -81,6 +81,19 @@ def _ids(rids: Sequence[int]) -> npt.NDArray[np.int64]:
     return np.asarray(rids, dtype=np.int64)
 
 
+def build_graph(dimensions: int, rids: npt.NDArray[np.int64], vectors: Vector) -> faiss.Index:
+    """An HNSW graph of ``vectors`` under ``rids`` (generation 0), as :class:`DenseIndex`
+    searches it. Pure: a namespace's graph is built outside its lock (faiss lets go of
+    Python's lock while it builds)."""
+    _set_faiss_threads()
+    graph = faiss.IndexHNSWFlat(dimensions, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    graph.hnsw.efSearch = HNSW_EF_SEARCH
+    index = faiss.IndexIDMap2(graph)
+    index.add_with_ids(np.ascontiguousarray(vectors), rids << GEN_BITS)  # type: ignore[call-arg]
+    return index
+
+
 class DenseIndex:
     """Cosine search over vectors keyed by the store's integer record keys."""
 
@@ -95,6 +108,7 @@ class DenseIndex:
         # added again must not reuse the label of its dead entry (HNSW only).
         self._last: dict[int, int] = {}
         self._dead = 0
+        self._changes = 0
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -104,6 +118,16 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return len(self._gen) if self._approximate else int(self._index.ntotal)
+
+    @property
+    def changes(self) -> int:
+        """How many writes this index took (a graph built from it before one is stale)."""
+        return self._changes
+
+    @property
+    def wants_graph(self) -> bool:
+        """Whether it is exact past :attr:`hnsw_threshold` (filled with ``graph=False``)."""
+        return not self._approximate and len(self) > self.hnsw_threshold
 
     @property
     def faiss_index(self) -> faiss.Index:
@@ -127,16 +151,21 @@ class DenseIndex:
         return np.asarray(self._index.reconstruct_batch(_ids(keys)), dtype=np.float32)
 
     # -- writes --------------------------------------------------------------------------------
-    def add(self, rids: Sequence[int], vectors: Vector) -> None:
-        """Add vectors under ``rids`` (replacing any already there)."""
+    def add(self, rids: Sequence[int], vectors: Vector, *, graph: bool = True) -> None:
+        """Add vectors under ``rids`` (replacing any already there).
+
+        Past :attr:`hnsw_threshold` an exact index becomes a graph, unless ``graph`` is
+        false (a namespace loading: its graph is built off the request, :meth:`take_graph`).
+        """
         if not len(rids):
             return
         _set_faiss_threads()
+        self._changes += 1
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(rids), -1)
         if not self._approximate:
             self.remove(rids)
             self._index.add_with_ids(vectors, _ids(rids))  # type: ignore[call-arg]
-            if len(self) > self.hnsw_threshold:
+            if graph and len(self) > self.hnsw_threshold:
                 self._to_hnsw()
             return
         if any(self._last.get(int(rid)) == _GEN_MASK for rid in rids):
@@ -156,6 +185,7 @@ class DenseIndex:
         """Remove ``rids`` (missing ones are ignored)."""
         if not len(rids):
             return
+        self._changes += 1
         if not self._approximate:
             if len(self):
                 self._index.remove_ids(_ids(rids))  # type: ignore[arg-type]
@@ -179,17 +209,27 @@ class DenseIndex:
         )
         return rids[keep], vectors[keep]
 
+    def live(self) -> tuple[npt.NDArray[np.int64], Vector]:
+        """Keys and vectors of every live entry (copies: a graph is built from them)."""
+        return self._live()
+
     def _to_hnsw(self) -> None:
         rids, vectors = self._live()
         self._build_hnsw(rids, vectors)
 
     def _build_hnsw(self, rids: npt.NDArray[np.int64], vectors: Vector) -> None:
-        graph = faiss.IndexHNSWFlat(self.dimensions, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        graph.hnsw.efSearch = HNSW_EF_SEARCH
-        index = faiss.IndexIDMap2(graph)
-        index.add_with_ids(np.ascontiguousarray(vectors), rids << GEN_BITS)  # type: ignore[call-arg]
-        self._index = index
+        self._take(build_graph(self.dimensions, rids, vectors), rids)
+
+    def take_graph(self, graph: faiss.Index, rids: npt.NDArray[np.int64], changes: int) -> bool:
+        """Search through ``graph``, built by :func:`build_graph` from :meth:`live` when
+        :attr:`changes` was ``changes``; False (nothing taken) when a write came since."""
+        if changes != self._changes or self._approximate:
+            return False
+        self._take(graph, rids)
+        return True
+
+    def _take(self, graph: faiss.Index, rids: npt.NDArray[np.int64]) -> None:
+        self._index = graph
         self._approximate = True
         self._gen = {int(r): 0 for r in rids}
         self._last = dict(self._gen)

@@ -291,6 +291,7 @@ class AgentMemory:
         hooks, self._close_hooks = self._close_hooks, []
         for hook in hooks:
             hook()
+        self._access.cache.close()
         self.save_indexes()
         self.backend.close()
 

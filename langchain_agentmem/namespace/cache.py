@@ -10,6 +10,11 @@ than it holds (an empty namespace's view costs memory too): past that, the least
 namespaces are dropped (their changed dense indexes saved first when nobody is using
 them) and reload on their next use. Each namespace has its own lock: operations on one
 namespace run one at a time, in order; different namespaces run in parallel.
+
+A namespace loaded past the HNSW threshold is searched exactly at first: its graph is built
+by one background thread, outside the namespace's lock, and taken when no write came
+meanwhile (a write that did builds it on its own path, as before), so a cold search does not
+wait for a graph.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -26,6 +32,7 @@ import numpy as np
 
 from langchain_agentmem.backends import Backend
 from langchain_agentmem.errors import InvalidInputError, InvalidTypeError
+from langchain_agentmem.index.dense import build_graph
 from langchain_agentmem.index.persist import IndexFiles
 from langchain_agentmem.namespace.view import NamespaceView
 from langchain_agentmem.ranking import HybridConfig
@@ -124,6 +131,8 @@ class NamespaceCache:
         self._records = 0
         self._counted: dict[str, int] = {}  # what each cached view counts for in _records
         self._hits = self._misses = self._evictions = 0
+        self._builder: ThreadPoolExecutor | None = None
+        self._building: set[Future[None]] = set()
 
     def __contains__(self, namespace: str) -> bool:
         return namespace in self._views
@@ -175,6 +184,8 @@ class NamespaceCache:
             if view is not None:
                 self._erased(namespace)
             view = self._open(namespace)
+            if view.index is not None and view.index.wants_graph:
+                self._build_graph_later(namespace, view)
             if self._on_opened is not None:
                 self._on_opened(namespace, view)
         view.flush()
@@ -305,7 +316,8 @@ class NamespaceCache:
             present = index.live_keys()
             fresh = [row for row in rows if row.id in changed or row.rid not in present]
             if fresh:
-                index.add([r.rid for r in fresh], np.stack([r.embedding for r in fresh]))
+                vectors = np.stack([r.embedding for r in fresh])
+                index.add([r.rid for r in fresh], vectors, graph=False)
             if index.live_keys() == set(live):
                 view.adopt(index, rows)
                 view.mark_saved(loaded.seq if not fresh else -1)
@@ -318,11 +330,62 @@ class NamespaceCache:
                 stacklevel=5,
             )
         view.fill(rows)
-        if view.index is not None and view.index.approximate:
-            # A graph is costly to build: keep it even if the process never closes cleanly.
-            files.save(namespace, view.index, view.last_seq)
-            view.mark_saved(view.last_seq)
         return view
+
+    def _build_graph_later(self, namespace: str, view: NamespaceView) -> None:
+        """Build the HNSW graph of a view just loaded, in the background thread."""
+        with self._guard:
+            if self._builder is None:
+                self._builder = ThreadPoolExecutor(1, thread_name_prefix="agentmem-graph")
+            future = self._builder.submit(self._build_graph, namespace, view)
+            self._building.add(future)
+        future.add_done_callback(self._built)
+
+    def _built(self, future: Future[None]) -> None:
+        with self._guard:
+            self._building.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            # The view stays exact (its next write past the threshold builds the graph).
+            warnings.warn(
+                f"a namespace's search graph could not be built ({future.exception()!r}); "
+                "it is searched exactly until its next write",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def _build_graph(self, namespace: str, view: NamespaceView) -> None:
+        """Build ``view``'s graph from its vectors outside the lock; take it when the view is
+        still cached and its index took no write meanwhile, and save it (a graph is costly
+        to build: kept even if the process never closes cleanly)."""
+        with self.lock(namespace):
+            index = view.index
+            if self._views.get(namespace) is not view or index is None or not index.wants_graph:
+                return
+            changes = index.changes
+            rids, vectors = index.live()
+        graph = build_graph(index.dimensions, rids, vectors)
+        with self.lock(namespace):
+            if self._views.get(namespace) is view and index.take_graph(graph, rids, changes):
+                self.save_view(namespace, view)
+
+    def wait_graphs(self, timeout: float | None = None) -> bool:
+        """Wait until no graph is being built (tests, benchmarks); False on ``timeout``."""
+        with self._guard:
+            building = list(self._building)
+        for future in building:
+            try:
+                future.result(timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    def close(self) -> None:
+        """Stop the background thread: a graph not started is dropped, one being built is
+        finished (it is taken and saved as usual)."""
+        with self._guard:
+            builder, self._builder = self._builder, None
+        if builder is not None:
+            builder.shutdown(wait=True, cancel_futures=True)
 
     def save(self) -> None:
         """Write the dense index of every namespace changed since it was last saved.

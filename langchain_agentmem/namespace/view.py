@@ -262,13 +262,16 @@ class NamespaceView(Indexed):
             self.doomed.add(rid)
 
     def fill(self, rows: list[RecordRow]) -> None:
-        """Index ``rows`` in bulk (one faiss call; an HNSW graph is built in one go)."""
+        """Index ``rows`` in bulk, in one faiss call, exactly (past the HNSW threshold the
+        index :attr:`~langchain_agentmem.index.dense.DenseIndex.wants_graph`: the cache builds
+        it off the request). ``rows`` are this view's from now on: their vectors move into
+        the index."""
         for row in rows:
-            self.put(row, dense=False)
-        dims = int(rows[0].embedding.shape[0])
-        index = DenseIndex(dims, hnsw_threshold=self.config.hnsw_threshold)
-        index.add([r.rid for r in rows], np.stack([r.embedding for r in rows]))
-        self.index = index
+            self._check_dimensions(row.id, row.namespace, int(row.embedding.shape[0]))
+        self.dense.add([r.rid for r in rows], np.stack([r.embedding for r in rows]), graph=False)
+        for row in rows:
+            object.__setattr__(row, "embedding", _NO_VECTOR)
+            self._keep(row, None)
 
     def flush(self) -> None:
         """Bring the dense index in step: removals, then vectors held back, one call each."""
