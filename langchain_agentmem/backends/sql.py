@@ -33,14 +33,15 @@ RECORD_CHANGING_KINDS = (OpKind.ADD.value, OpKind.UPDATE.value, OpKind.DELETE.va
 
 LAST_SEQ = (
     "SELECT MAX(s) FROM ("
-    "SELECT MAX(seq) AS s FROM agentmem_decisions WHERE namespace = ? UNION ALL "
-    "SELECT MAX(seq) FROM agentmem_decisions WHERE namespace IN (?, ?) AND kind = ?"
+    "SELECT MAX(seq + 0) AS s FROM agentmem_decisions WHERE namespace = ? UNION ALL "
+    "SELECT MAX(seq + 0) FROM agentmem_decisions WHERE namespace IN (?, ?) AND kind = ?"
     ") AS found"
 )
-"""A namespace's newest change: its own entries' or an erasure marker's. Two lookups of the
-``(namespace, seq)`` index, not one ``OR``, which PostgreSQL plans as a backward walk of every
-namespace's entries until one matches (0.2 s in a store of 780,000 entries, for a namespace
-last written long ago)."""
+"""A namespace's newest change: its own entries' or an erasure marker's, each read from the
+``(namespace, seq)`` index. Not ``MAX(seq)`` of one ``OR``, nor of the namespace alone:
+PostgreSQL answers those by walking the whole log backwards from its newest entry until one
+is the namespace's (0.2-0.3 s in a log of 780,000 entries, for a namespace last written long
+ago); ``seq + 0`` leaves it only the namespace's own entries to read (25,000 in 10 ms)."""
 
 CHANGES_SINCE = (
     "SELECT seq, kind, record_ids FROM agentmem_decisions "
