@@ -43,12 +43,11 @@ def lexical_counts(
     didn't see that coming." after "I adopted a cat.") takes none of its words: it would
     otherwise crowd out the statement. ``terms``: the text already tokenised.
     """
-    if terms is None:
-        counts = Counter(tokenize(lexical_text(text, created_at, dates=dates)))
-    else:  # the date in front tokenises apart from the text
-        counts = Counter(terms)
-        if dates and created_at is not None:
-            counts.update(_date_terms(int(created_at // 86400)))
+    # The date in front of the text (lexical_text) tokenises apart from it: its terms are
+    # read once a day, not once a record.
+    counts = Counter(tokenize(text) if terms is None else terms)
+    if dates and created_at is not None:
+        counts.update(_date_terms(int(created_at // 86400)))
     if reply_weight > 0 and asks(reply_to):
         for term, n in Counter(tokenize(reply_to)).items():
             counts[term] += reply_weight * n  # type: ignore[assignment]

@@ -3,6 +3,7 @@ standing."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 
 import numpy as np
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 from langchain_agentmem.index import LexicalIndex, ThreadOrder, lexical_text
 from langchain_agentmem.index.dense import DenseIndex
+from langchain_agentmem.index.lexical import tokenize
+from langchain_agentmem.index.text import lexical_counts
 from langchain_agentmem.ranking.newer_first import background, standing
 
 WORDS = st.sampled_from(["kitten", "dog", "lake", "paint", "sunrise", "alice", "orange"])
@@ -249,3 +252,13 @@ def test_dense_vectors_in_one_lookup_match_one_by_one() -> None:
         assert batch.shape == (4, 8) and batch.dtype == np.float32
         assert np.array_equal(batch, np.stack([index.vector(k) for k in keys]))
         assert index.vectors([]).shape == (0, 8)
+
+
+def test_a_records_terms_are_its_dated_texts() -> None:
+    """The date's terms, read once a day, are those of the dated text BM25 reads."""
+    texts = ["I got a puppy!", "May 2023 was busy", "", "[note] in May", "1999: we met"]
+    for when in (0.0, 1683504000.0, 1683590399.9, -86400.5, 4102444800.0):
+        for text in texts:
+            dated = Counter(tokenize(lexical_text(text, when, dates=True)))
+            assert lexical_counts(text, when, dates=True) == dated, (text, when)
+            assert lexical_counts(text, when, dates=False) == Counter(tokenize(text))
