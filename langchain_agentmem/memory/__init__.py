@@ -459,7 +459,7 @@ class AgentMemory:
 
     async def aget(self, record_id: str, *, namespace: str) -> MemoryRecord:
         """Async :meth:`get`."""
-        return await self._reads.aget(record_id, namespace=namespace)
+        return await asyncio.to_thread(self.get, record_id, namespace=namespace)
 
     def get_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
         """The records of ``namespace`` with these ids, in the order asked (missing ones
@@ -468,7 +468,7 @@ class AgentMemory:
 
     async def aget_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
         """Async :meth:`get_many`."""
-        return await self._reads.aget_many(record_ids, namespace=namespace)
+        return await asyncio.to_thread(self.get_many, record_ids, namespace=namespace)
 
     def admin_find_record(self, record_id: str) -> list[MemoryRecord]:
         """Administration: the records with id ``record_id`` in every namespace.
@@ -506,7 +506,8 @@ class AgentMemory:
         newest_first: bool = False,
     ) -> list[MemoryRecord]:
         """Async :meth:`records`."""
-        return await self._reads.arecords(
+        return await asyncio.to_thread(
+            self.records,
             namespace,
             limit=limit,
             offset=offset,
@@ -519,7 +520,7 @@ class AgentMemory:
 
     async def adecisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """Async :meth:`decisions`."""
-        return await self._reads.adecisions(namespace, limit=limit)
+        return await asyncio.to_thread(self.decisions, namespace, limit=limit)
 
     def namespaces(self) -> list[str]:
         """Namespaces that hold records or messages (a LangGraph store's are left out:
@@ -528,7 +529,7 @@ class AgentMemory:
 
     async def anamespaces(self) -> list[str]:
         """Async :meth:`namespaces`."""
-        return await self._reads.anamespaces()
+        return await asyncio.to_thread(self.namespaces)
 
     def store_namespaces(self, prefix: str, *, expiring: bool = False) -> list[StoreNamespace]:
         """The reserved namespaces of a LangGraph store that start with ``prefix``.
@@ -543,7 +544,7 @@ class AgentMemory:
         self, prefix: str, *, expiring: bool = False
     ) -> list[StoreNamespace]:
         """Async :meth:`store_namespaces`."""
-        return await self._reads.astore_namespaces(prefix, expiring=expiring)
+        return await asyncio.to_thread(self.store_namespaces, prefix, expiring=expiring)
 
     def version(self, namespace: str) -> int:
         """The namespace's version: it moves on with every write to its records (0: none)."""
@@ -551,7 +552,7 @@ class AgentMemory:
 
     async def aversion(self, namespace: str) -> int:
         """Async :meth:`version`."""
-        return await self._reads.aversion(namespace)
+        return await asyncio.to_thread(self.version, namespace)
 
     def changes(self, namespace: str, since: int) -> RecordChanges | None:
         """What changed in ``namespace`` after version ``since``.
@@ -564,7 +565,7 @@ class AgentMemory:
 
     async def achanges(self, namespace: str, since: int) -> RecordChanges | None:
         """Async :meth:`changes`."""
-        return await self._reads.achanges(namespace, since)
+        return await asyncio.to_thread(self.changes, namespace, since)
 
     def search_by_vector(
         self,
@@ -602,7 +603,8 @@ class AgentMemory:
         min_score: float | None = None,
     ) -> list[MemoryRecord]:
         """Async :meth:`search_by_vector`."""
-        return await self._reads.asearch_by_vector(
+        return await asyncio.to_thread(
+            self.search_by_vector,
             embedding,
             namespace=namespace,
             k=k,
@@ -836,7 +838,9 @@ class AgentMemory:
         self, record_id: str, *, namespace: str, missing_ok: bool = False
     ) -> MemoryOp | None:
         """Async :meth:`delete`."""
-        return await self._writes.adelete(record_id, namespace=namespace, missing_ok=missing_ok)
+        return await asyncio.to_thread(
+            self.delete, record_id, namespace=namespace, missing_ok=missing_ok
+        )
 
     def add_many(
         self,
@@ -979,7 +983,8 @@ class AgentMemory:
         versions: Sequence[datetime] | None = None,
     ) -> list[str]:
         """Async :meth:`set_expiry`."""
-        return await self._writes.aset_expiry(
+        return await asyncio.to_thread(
+            self.set_expiry,
             record_ids,
             namespace=namespace,
             ttl=ttl,
@@ -996,7 +1001,7 @@ class AgentMemory:
         self, messages: Sequence[BaseMessage], *, namespace: str, thread: str
     ) -> None:
         """Async :meth:`add_messages`."""
-        await self._messages.aadd_messages(messages, namespace=namespace, thread=thread)
+        await asyncio.to_thread(self.add_messages, messages, namespace=namespace, thread=thread)
 
     def messages(
         self, *, namespace: str, thread: str, last: int | None = None
@@ -1008,7 +1013,7 @@ class AgentMemory:
         self, *, namespace: str, thread: str, last: int | None = None
     ) -> list[BaseMessage]:
         """Async :meth:`messages`."""
-        return await self._messages.amessages(namespace=namespace, thread=thread, last=last)
+        return await asyncio.to_thread(self.messages, namespace=namespace, thread=thread, last=last)
 
     def clear_messages(self, *, namespace: str, thread: str) -> int:
         """Delete a thread's messages (long-term records stay); returns how many."""
@@ -1016,7 +1021,7 @@ class AgentMemory:
 
     async def aclear_messages(self, *, namespace: str, thread: str) -> int:
         """Async :meth:`clear_messages`."""
-        return await self._messages.aclear_messages(namespace=namespace, thread=thread)
+        return await asyncio.to_thread(self.clear_messages, namespace=namespace, thread=thread)
 
     def threads(self, namespace: str) -> list[str]:
         """Threads of ``namespace`` that hold messages, oldest first."""
@@ -1024,7 +1029,7 @@ class AgentMemory:
 
     async def athreads(self, namespace: str) -> list[str]:
         """Async :meth:`threads`."""
-        return await self._messages.athreads(namespace)
+        return await asyncio.to_thread(self.threads, namespace)
 
     # -- userdata ------------------------------------------------------------
     def delete_namespace(self, namespace: str) -> ErasedNamespace:
@@ -1042,7 +1047,7 @@ class AgentMemory:
 
     async def adelete_namespace(self, namespace: str) -> ErasedNamespace:
         """Async :meth:`delete_namespace`."""
-        return await self._userdata.adelete_namespace(namespace)
+        return await asyncio.to_thread(self.delete_namespace, namespace)
 
     def export_namespace(
         self,
@@ -1081,7 +1086,8 @@ class AgentMemory:
         progress: bool = False,
     ) -> ExportSummary:
         """Async :meth:`export_namespace`."""
-        return await self._userdata.aexport_namespace(
+        return await asyncio.to_thread(
+            self.export_namespace,
             namespace,
             out,
             embeddings=embeddings,
@@ -1122,7 +1128,8 @@ class AgentMemory:
         progress: bool = False,
     ) -> ImportSummary:
         """Async :meth:`import_namespace`."""
-        return await self._userdata.aimport_namespace(
+        return await asyncio.to_thread(
+            self.import_namespace,
             source,
             namespace=namespace,
             progress=progress,

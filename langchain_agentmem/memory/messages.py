@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable, Sequence
 
@@ -80,12 +79,6 @@ class MemoryMessages:
         thread = check_name(thread, what="thread")
         self.backend.append_messages(namespace, thread, serialise(messages))
 
-    async def aadd_messages(
-        self, messages: Sequence[BaseMessage], *, namespace: str, thread: str
-    ) -> None:
-        """Async :meth:`add_messages`."""
-        await asyncio.to_thread(self.add_messages, messages, namespace=namespace, thread=thread)
-
     def messages(
         self, *, namespace: str, thread: str, last: int | None = None
     ) -> list[BaseMessage]:
@@ -96,12 +89,6 @@ class MemoryMessages:
             last = check_k(last)
         return deserialise(self.backend.get_messages(namespace, thread, last=last))
 
-    async def amessages(
-        self, *, namespace: str, thread: str, last: int | None = None
-    ) -> list[BaseMessage]:
-        """Async :meth:`messages`."""
-        return await asyncio.to_thread(self.messages, namespace=namespace, thread=thread, last=last)
-
     def clear_messages(self, *, namespace: str, thread: str) -> int:
         """Delete a thread's messages (long-term records stay); returns how many."""
         namespace = check_namespace(namespace)
@@ -111,14 +98,6 @@ class MemoryMessages:
             self.backend.truncate_log()  # best effort: a reader may hold the log
         return cleared
 
-    async def aclear_messages(self, *, namespace: str, thread: str) -> int:
-        """Async :meth:`clear_messages`."""
-        return await asyncio.to_thread(self.clear_messages, namespace=namespace, thread=thread)
-
     def threads(self, namespace: str) -> list[str]:
         """Threads of ``namespace`` that hold messages, oldest first."""
         return self.backend.threads(check_namespace(namespace))
-
-    async def athreads(self, namespace: str) -> list[str]:
-        """Async :meth:`threads`."""
-        return await asyncio.to_thread(self.threads, namespace)

@@ -281,10 +281,6 @@ class MemoryReads:
         """One record of ``namespace`` by id, with its embedding."""
         return to_record(self.access.owned(record_id, namespace))
 
-    async def aget(self, record_id: str, *, namespace: str) -> MemoryRecord:
-        """Async :meth:`get`."""
-        return await asyncio.to_thread(self.get, record_id, namespace=namespace)
-
     def get_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
         """The records of ``namespace`` with these ids, in the order asked (missing ones
         left out)."""
@@ -296,10 +292,6 @@ class MemoryReads:
         wanted = [check_record_id(i) for i in record_ids]
         rows = {row.id: row for row in self.backend.get_records(check_namespace(namespace), wanted)}
         return [to_record(rows[i]) for i in dict.fromkeys(wanted) if i in rows]
-
-    async def aget_many(self, record_ids: Sequence[str], *, namespace: str) -> list[MemoryRecord]:
-        """Async :meth:`get_many`."""
-        return await asyncio.to_thread(self.get_many, record_ids, namespace=namespace)
 
     def admin_find_record(self, record_id: str) -> list[MemoryRecord]:
         """Administration: the records with id ``record_id`` in every namespace."""
@@ -322,19 +314,6 @@ class MemoryReads:
         )
         return [to_record(row) for row in rows]
 
-    async def arecords(
-        self,
-        namespace: str,
-        *,
-        limit: int | None = None,
-        offset: int = 0,
-        newest_first: bool = False,
-    ) -> list[MemoryRecord]:
-        """Async :meth:`records`."""
-        return await asyncio.to_thread(
-            self.records, namespace, limit=limit, offset=offset, newest_first=newest_first
-        )
-
     def decisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
         """The audit log of ``namespace``: every op applied, when and why (oldest first)."""
         namespace = check_namespace(namespace)
@@ -342,18 +321,10 @@ class MemoryReads:
             limit = check_k(limit)
         return self.backend.decisions(namespace, limit=limit)
 
-    async def adecisions(self, namespace: str, *, limit: int | None = None) -> list[Decision]:
-        """Async :meth:`decisions`."""
-        return await asyncio.to_thread(self.decisions, namespace, limit=limit)
-
     def namespaces(self) -> list[str]:
         """Namespaces that hold records or messages (a LangGraph store's are left out:
         ``AgentMemoryStore.list_namespaces`` lists those)."""
         return [ns for ns in self.backend.namespaces() if not ns.startswith(STORE_MARK)]
-
-    async def anamespaces(self) -> list[str]:
-        """Async :meth:`namespaces`."""
-        return await asyncio.to_thread(self.namespaces)
 
     def store_namespaces(self, prefix: str, *, expiring: bool = False) -> list[StoreNamespace]:
         """The reserved namespaces of a LangGraph store that start with ``prefix``."""
@@ -367,19 +338,9 @@ class MemoryReads:
         )
         return [StoreNamespace(ns) for ns in names if ns.startswith(prefix)]
 
-    async def astore_namespaces(
-        self, prefix: str, *, expiring: bool = False
-    ) -> list[StoreNamespace]:
-        """Async :meth:`store_namespaces`."""
-        return await asyncio.to_thread(self.store_namespaces, prefix, expiring=expiring)
-
     def version(self, namespace: str) -> int:
         """The namespace's version: it moves on with every write to its records (0: none)."""
         return self.backend.last_seq(check_namespace(namespace))
-
-    async def aversion(self, namespace: str) -> int:
-        """Async :meth:`version`."""
-        return await asyncio.to_thread(self.version, namespace)
 
     def changes(self, namespace: str, since: int) -> RecordChanges | None:
         """What changed in ``namespace`` after version ``since``."""
@@ -389,10 +350,6 @@ class MemoryReads:
         touched, rows, version = changed
         records = {record_id: to_record(row) for record_id, row in rows.items()}
         return RecordChanges(tuple(touched), records, version)
-
-    async def achanges(self, namespace: str, since: int) -> RecordChanges | None:
-        """Async :meth:`changes`."""
-        return await asyncio.to_thread(self.changes, namespace, since)
 
     def search_by_vector(
         self,
@@ -416,22 +373,3 @@ class MemoryReads:
             hits = _hits(view, Query("", vector[0]), k, "dense", keep)
             rows = _rows(view, hits)
         return [to_record(rows[rid][0], score=score, embedding=rows[rid][1]) for rid, score in hits]
-
-    async def asearch_by_vector(
-        self,
-        embedding: Sequence[float] | Vector,
-        *,
-        namespace: str,
-        k: int = 5,
-        filter: Filter | None = None,
-        min_score: float | None = None,
-    ) -> list[MemoryRecord]:
-        """Async :meth:`search_by_vector`."""
-        return await asyncio.to_thread(
-            self.search_by_vector,
-            embedding,
-            namespace=namespace,
-            k=k,
-            filter=filter,
-            min_score=min_score,
-        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from typing import IO
@@ -59,10 +58,6 @@ class MemoryUserData:
             index_files=files,
         )
 
-    async def adelete_namespace(self, namespace: str) -> ErasedNamespace:
-        """Async :meth:`delete_namespace`."""
-        return await asyncio.to_thread(self.delete_namespace, namespace)
-
     def export_namespace(
         self,
         namespace: str,
@@ -74,19 +69,6 @@ class MemoryUserData:
         """Write a user's records and chat messages to a JSON Lines file."""
         return export_namespace(
             self.backend, self.embeddings, namespace, out, embeddings=embeddings, progress=progress
-        )
-
-    async def aexport_namespace(
-        self,
-        namespace: str,
-        out: str | os.PathLike[str] | IO[str],
-        *,
-        embeddings: bool = False,
-        progress: bool = False,
-    ) -> ExportSummary:
-        """Async :meth:`export_namespace`."""
-        return await asyncio.to_thread(
-            self.export_namespace, namespace, out, embeddings=embeddings, progress=progress
         )
 
     def import_namespace(
@@ -104,16 +86,4 @@ class MemoryUserData:
             source,
             namespace=namespace,
             progress=progress,
-        )
-
-    async def aimport_namespace(
-        self,
-        source: str | os.PathLike[str] | IO[str] | Export,
-        *,
-        namespace: str,
-        progress: bool = False,
-    ) -> ImportSummary:
-        """Async :meth:`import_namespace`."""
-        return await asyncio.to_thread(
-            self.import_namespace, source, namespace=namespace, progress=progress
         )

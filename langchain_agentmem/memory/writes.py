@@ -271,24 +271,6 @@ class MemoryWrites:
         rid = check_record_id(record_id)
         return self._commit_delete(check_namespace(namespace), rid, bool(missing_ok))
 
-    @overload
-    async def adelete(
-        self, record_id: str, *, namespace: str, missing_ok: Literal[False] = False
-    ) -> MemoryOp: ...
-
-    @overload
-    async def adelete(
-        self, record_id: str, *, namespace: str, missing_ok: bool
-    ) -> MemoryOp | None: ...
-
-    async def adelete(
-        self, record_id: str, *, namespace: str, missing_ok: bool = False
-    ) -> MemoryOp | None:
-        """Async :meth:`delete`."""
-        return await asyncio.to_thread(
-            self.delete, record_id, namespace=namespace, missing_ok=missing_ok
-        )
-
     def add_many(
         self,
         texts: Sequence[str],
@@ -405,22 +387,3 @@ class MemoryWrites:
             if view is not None:
                 view.set_expiry(ids, at)
         return ids
-
-    async def aset_expiry(
-        self,
-        record_ids: Sequence[str],
-        *,
-        namespace: str,
-        ttl: float | timedelta | None = None,
-        expires_at: datetime | None = None,
-        versions: Sequence[datetime] | None = None,
-    ) -> list[str]:
-        """Async :meth:`set_expiry`."""
-        return await asyncio.to_thread(
-            self.set_expiry,
-            record_ids,
-            namespace=namespace,
-            ttl=ttl,
-            expires_at=expires_at,
-            versions=versions,
-        )
