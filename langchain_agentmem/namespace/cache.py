@@ -19,6 +19,7 @@ wait for a graph.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 import weakref
@@ -132,6 +133,7 @@ class NamespaceCache:
         self._counted: dict[str, int] = {}  # what each cached view counts for in _records
         self._hits = self._misses = self._evictions = 0
         self._builder: ThreadPoolExecutor | None = None
+        self._builder_pid = 0
         self._building: set[Future[None]] = set()
 
     def __contains__(self, namespace: str) -> bool:
@@ -335,8 +337,11 @@ class NamespaceCache:
     def _build_graph_later(self, namespace: str, view: NamespaceView) -> None:
         """Build the HNSW graph of a view just loaded, in the background thread."""
         with self._guard:
-            if self._builder is None:
+            if self._builder is None or self._builder_pid != os.getpid():
+                # A process forked from this one inherits the executor, not its thread.
                 self._builder = ThreadPoolExecutor(1, thread_name_prefix="agentmem-graph")
+                self._builder_pid = os.getpid()
+                self._building.clear()
             future = self._builder.submit(self._build_graph, namespace, view)
             self._building.add(future)
         future.add_done_callback(self._built)
@@ -384,7 +389,7 @@ class NamespaceCache:
         finished (it is taken and saved as usual)."""
         with self._guard:
             builder, self._builder = self._builder, None
-        if builder is not None:
+        if builder is not None and self._builder_pid == os.getpid():
             builder.shutdown(wait=True, cancel_futures=True)
 
     def save(self) -> None:

@@ -4,6 +4,7 @@ in the background, taken only when no write came meanwhile, and saved once taken
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +113,26 @@ def test_close_drops_the_builds_not_started(url: str, monkeypatch: pytest.Monkey
     m.close()  # waits for u's build, drops v's
     assert _view(m, "u").dense.approximate
     assert not _view(m, "v").dense.approximate
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_process_builds_its_own_graphs(url: str) -> None:
+    """A child forked while the parent's builder thread lives gets a thread of its own."""
+    with AgentMemory(url, embeddings=HashEmbeddings(), hybrid=SMALL, persist_indexes=False) as w:
+        w.add_many(TEXTS, namespace="v", thread="t")
+    m = AgentMemory(url, embeddings=HashEmbeddings(), hybrid=SMALL, persist_indexes=False)
+    try:
+        m.search("tea", namespace="u")
+        assert m._access.cache.wait_graphs(10)
+        pid = os.fork()
+        if pid == 0:  # the child: its own builder, then out without the parent's cleanup
+            ok = False
+            try:
+                m.search("tea", namespace="v")
+                ok = m._access.cache.wait_graphs(10) and _view(m, "v").dense.approximate
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finally:
+        m.close()
