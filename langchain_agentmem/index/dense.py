@@ -195,8 +195,8 @@ class DenseIndex:
                 self._dead += 1
         self._maybe_compact()
 
-    def _live(self) -> tuple[npt.NDArray[np.int64], Vector]:
-        """Keys and vectors of every live entry."""
+    def live(self) -> tuple[npt.NDArray[np.int64], Vector]:
+        """Keys and vectors of every live entry (copies: a graph is built from them)."""
         ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)  # type: ignore[attr-defined]
         vectors = self._index.index.reconstruct_n(0, int(self._index.ntotal))  # type: ignore[attr-defined]
         if not self._approximate:
@@ -209,12 +209,8 @@ class DenseIndex:
         )
         return rids[keep], vectors[keep]
 
-    def live(self) -> tuple[npt.NDArray[np.int64], Vector]:
-        """Keys and vectors of every live entry (copies: a graph is built from them)."""
-        return self._live()
-
     def _to_hnsw(self) -> None:
-        rids, vectors = self._live()
+        rids, vectors = self.live()
         self._build_hnsw(rids, vectors)
 
     def _build_hnsw(self, rids: npt.NDArray[np.int64], vectors: Vector) -> None:
@@ -240,7 +236,7 @@ class DenseIndex:
             self._compact()
 
     def _compact(self) -> None:
-        rids, vectors = self._live()
+        rids, vectors = self.live()
         self._build_hnsw(rids, vectors)
 
     @property

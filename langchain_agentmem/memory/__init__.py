@@ -158,9 +158,9 @@ class AgentMemory:
             policy = "keep_all" if capacity is None else "learned"
         self._policy = make_policy(policy, capacity)
         self._embeddings = resolve_embeddings(embeddings)
-        self._backend: Backend = open_backend(url)
+        backend = open_backend(url)
         index_files: IndexFiles | None = None
-        path = getattr(self._backend, "path", None)
+        path = getattr(backend, "path", None)
         if persist_indexes and isinstance(path, str) and path != ":memory:":
             index_files = IndexFiles.beside(path)
         if not isinstance(label_queries, bool) or (label_queries and model is None):
@@ -169,9 +169,8 @@ class AgentMemory:
                 f"{label_queries!r} with model={type(model).__name__ if model else None}"
             )
         self._label_queries = label_queries
-        self._clock = wall_clock if clock is None else check_clock(clock)
         cache = NamespaceCache(
-            self._backend,
+            backend,
             hybrid=self._hybrid,
             index_files=index_files,
             max_records=cache_records,
@@ -179,9 +178,9 @@ class AgentMemory:
             on_opened=None if model is None else self._offer_loaded,
         )
         self._access = NamespaceAccess(
-            self._backend,
+            backend,
             cache,
-            clock=self._clock,
+            clock=wall_clock if clock is None else check_clock(clock),
             holder=uuid.uuid4().hex,
             on_stored=None if model is None else self._offer_stored,
         )
@@ -201,7 +200,7 @@ class AgentMemory:
             labels=labels,
             label_asker=self._annotator if label_queries else None,
         )
-        self._messages = MemoryMessages(self._backend)
+        self._messages = MemoryMessages(backend)
         self._userdata = MemoryUserData(
             self._access, embeddings=self._embeddings, limits=self._limits
         )
@@ -220,7 +219,7 @@ class AgentMemory:
     @property
     def backend(self) -> Backend:
         """The store."""
-        return self._backend
+        return self._access.backend
 
     @property
     def embeddings(self) -> Embeddings:
@@ -245,7 +244,7 @@ class AgentMemory:
     @property
     def clock(self) -> Clock:
         """What the memory takes as now."""
-        return self._clock
+        return self._access.clock
 
     @property
     def annotator(self) -> Annotator | None:

@@ -134,7 +134,6 @@ class NamespaceCache:
         self._hits = self._misses = self._evictions = 0
         self._builder: ThreadPoolExecutor | None = None
         self._builder_pid = 0
-        self._building: set[Future[None]] = set()
 
     def __contains__(self, namespace: str) -> bool:
         return namespace in self._views
@@ -341,22 +340,8 @@ class NamespaceCache:
                 # A process forked from this one inherits the executor, not its thread.
                 self._builder = ThreadPoolExecutor(1, thread_name_prefix="agentmem-graph")
                 self._builder_pid = os.getpid()
-                self._building.clear()
             future = self._builder.submit(self._build_graph, namespace, view)
-            self._building.add(future)
-        future.add_done_callback(self._built)
-
-    def _built(self, future: Future[None]) -> None:
-        with self._guard:
-            self._building.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            # The view stays exact (its next write past the threshold builds the graph).
-            warnings.warn(
-                f"a namespace's search graph could not be built ({future.exception()!r}); "
-                "it is searched exactly until its next write",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        future.add_done_callback(_warn_if_failed)
 
     def _build_graph(self, namespace: str, view: NamespaceView) -> None:
         """Build ``view``'s graph from its vectors outside the lock; take it when the view is
@@ -376,13 +361,13 @@ class NamespaceCache:
     def wait_graphs(self, timeout: float | None = None) -> bool:
         """Wait until no graph is being built (tests, benchmarks); False on ``timeout``."""
         with self._guard:
-            building = list(self._building)
-        for future in building:
-            try:
-                future.result(timeout)
-            except TimeoutError:
-                return False
-        return True
+            builder = self._builder if self._builder_pid == os.getpid() else None
+            # One thread, in order: a no-op ends after every build submitted before it.
+            done = None if builder is None else builder.submit(_nothing)
+        try:
+            return done is None or done.result(timeout) is None
+        except TimeoutError:
+            return False
 
     def close(self) -> None:
         """Stop the background thread: a graph not started is dropped, one being built is
@@ -440,3 +425,19 @@ class NamespaceCache:
             change.erased or change.kind is not OpKind.ADD
             for change in self.backend.changes_since(namespace, seq)
         )
+
+
+def _warn_if_failed(future: Future[None]) -> None:
+    """Say that a background graph build failed (the view stays exact; its next write past
+    the threshold builds the graph)."""
+    if not future.cancelled() and future.exception() is not None:
+        warnings.warn(
+            f"a namespace's search graph could not be built ({future.exception()!r}); "
+            "it is searched exactly until its next write",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+def _nothing() -> None:
+    """What :meth:`NamespaceCache.wait_graphs` queues behind the builds."""
