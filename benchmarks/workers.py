@@ -129,6 +129,11 @@ def serve(port: int, url: str, cache_records: int) -> None:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: with Nagle's algorithm on, the second
+        # waits for the client's delayed ACK of the first (about 40 ms on Linux), which
+        # every figure would then carry. asyncio's transports (uvicorn's, under ``agentmem mcp
+        # --http``) turn it off too.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
