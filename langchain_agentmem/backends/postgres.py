@@ -341,13 +341,15 @@ class PostgresBackend(SQLBackend):
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
+        # Results in binary: a namespace's load reads every record's embedding, which the
+        # text format sends as hex and parses back (a 25,000-record load: 0.4 s -> 0.15 s).
         with self._connection() as conn:
             if self._pooled and self.schema is not None:
-                with conn.transaction(), conn.cursor() as cur:
+                with conn.transaction(), conn.cursor(binary=True) as cur:
                     self._local_schema(cur)
                     yield cur
             else:
-                with conn.cursor() as cur:
+                with conn.cursor(binary=True) as cur:
                     yield cur
 
     @contextmanager

@@ -150,9 +150,16 @@ class LexicalIndex:
         self._lengths[slot] = length
         self._terms[key] = counts
         self._total_length += length
+        postings = self._postings
         for term, tf in counts.items():
-            self._postings.setdefault(term, {})[slot] = tf
-            self._arrays.pop(term, None)
+            posting = postings.get(term)
+            if posting is None:
+                postings[term] = {slot: tf}
+            else:
+                posting[slot] = tf
+        if self._arrays:
+            for term in counts:
+                self._arrays.pop(term, None)
 
     def _posting(self, term: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         arrays = self._arrays.get(term)

@@ -45,9 +45,13 @@ def lexical_counts(
     """
     # The date in front of the text (lexical_text) tokenises apart from it: its terms are
     # read once a day, not once a record.
-    counts = Counter(tokenize(text) if terms is None else terms)
-    if dates and created_at is not None:
-        counts.update(_date_terms(int(created_at // 86400)))
+    day = _date_terms(int(created_at // 86400)) if dates and created_at is not None else ()
+    if terms is None:
+        counts = Counter(tokenize(text) + list(day) if day else tokenize(text))
+    else:
+        counts = Counter(terms)
+        for term in day:
+            counts[term] += 1
     if reply_weight > 0 and asks(reply_to):
         for term, n in Counter(tokenize(reply_to)).items():
             counts[term] += reply_weight * n  # type: ignore[assignment]
@@ -55,9 +59,10 @@ def lexical_counts(
 
 
 @lru_cache(maxsize=4096)
-def _date_terms(day: int) -> Counter[str]:
-    """The terms of the date in front of a record written on UTC ``day`` (days since 1970)."""
-    return Counter(tokenize(lexical_text("", day * 86400.0, dates=True)))
+def _date_terms(day: int) -> tuple[str, ...]:
+    """The terms of the date in front of a record written on UTC ``day`` (days since 1970),
+    each as often as it occurs."""
+    return tuple(tokenize(lexical_text("", day * 86400.0, dates=True)))
 
 
 def lexical_text(text: str, created_at: float | None, *, dates: bool) -> str:

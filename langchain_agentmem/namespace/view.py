@@ -182,6 +182,7 @@ class NamespaceView(Indexed):
     def _index_row(self, row: RecordRow, terms: Counter[str] | None = None) -> None:
         """Index ``row``'s text side, its current annotation included."""
         note = current_annotation(row.metadata, row.text)
+        labels = labels_of(note)
         self.index_text(
             row.rid,
             row.text,
@@ -190,11 +191,12 @@ class NamespaceView(Indexed):
             speaker=speaker_of(row.metadata),
             reply_to=reply_of(row.metadata),
             terms=terms,
-            labels=labels_of(note),
+            labels=labels,
             record_id=row.id,
             replaces=links_of(note),
         )
-        self.labels.update(labels_of(note))
+        if labels:
+            self.labels.update(labels)
 
     def _forget_speaker(self, row: RecordRow | None) -> None:
         name = None if row is None else named_speaker(row.metadata)

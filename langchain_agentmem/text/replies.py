@@ -86,6 +86,9 @@ _MODAL = {"can", "could", "would", "will", "should", "shall", "may", "might"}
 _QUESTION_WORDS = frozenset(_WH | _AUX | _MODAL)
 """First words of a question typed without its "?" ("where do i live")."""
 _CONTRACTION = re.compile(r"['\u2019](?:s|re|d|ll|ve|m)$")
+_ANY_QUESTION_WORD = re.compile(rf"\b(?:{'|'.join(sorted(_QUESTION_WORDS))})\b")
+"""Any of :data:`_QUESTION_WORDS` as a whole word: a lower-cased text without one, nor a
+"?", asks nothing (each load of a namespace reads whether every record only asks)."""
 
 
 def _sentence_asks(sentence: str) -> bool:
@@ -102,6 +105,13 @@ def only_asks(text: str) -> bool:
     or more words, speaker label dropped) holds a "?", or is typed without one but starts
     as a question does and ends without a full stop ("where do i live"). ``"Where do I
     live?"`` only asks; ``"I moved. Where do you live?"`` does not."""
+    if "?" not in text and not _ANY_QUESTION_WORD.search(text.lower()):
+        return False
+    return _sentences_ask(text)
+
+
+def _sentences_ask(text: str) -> bool:
+    """:func:`only_asks`, read sentence by sentence (what its shortcut must agree with)."""
     _, parts = pieces(text)
     counted = [part for part in parts if len(part.split()) >= MIN_WORDS]
     return bool(counted) and all(_sentence_asks(part) for part in counted)

@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_agentmem import AgentMemory, AgentMemoryMiddleware, OpKind
-from langchain_agentmem.text.replies import only_asks
+from langchain_agentmem.text.replies import _sentences_ask, only_asks
 from tests.fakes import RecordingChatModel
 
 USER = {"role": "human", "source": "agent"}
@@ -43,6 +45,44 @@ def cfg(user: str, thread: str) -> RunnableConfig:
 )
 def test_only_asks(text: str, asks_only: bool) -> None:
     assert only_asks(text) is asks_only
+
+
+_PARTS = st.sampled_from(
+    [
+        "where",
+        "What's",
+        "(how",
+        "do",
+        "WILL",
+        "Mel:",
+        "i",
+        "live",
+        "moved",
+        "Porto",
+        "dr.",
+        "?",
+        ".",
+        "!",
+        "'",
+        "\u2019s",
+        '"',
+        "\n",
+        " ",
+        "  ",
+        "x",
+        "may",
+        "is,",
+        "_what",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PARTS, max_size=12).map("".join))
+def test_only_asks_shortcut_agrees_with_reading_each_sentence(text: str) -> None:
+    # A load reads only_asks of every record: texts with no "?" and no question word skip
+    # the sentence split. The shortcut must never change the answer.
+    assert only_asks(text) is _sentences_ask(text)
 
 
 def test_a_question_asked_again_is_not_stored_again(memory: AgentMemory) -> None:
