@@ -30,6 +30,9 @@ class RecordRow:
     access_count: int
     expires_at: float | None = None
     """When the record expires (``None``: never); stores never return expired rows."""
+    terms: str | None = None
+    """What the row keeps of its text for the lexical index
+    (:func:`~langchain_agentmem.index.text.stored_terms`); ``None``: read from the text."""
 
 
 class Keep(enum.Enum):

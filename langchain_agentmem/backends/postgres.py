@@ -92,6 +92,9 @@ CREATE INDEX IF NOT EXISTS agentmem_decisions_text_of ON agentmem_decisions (nam
 CREATE INDEX IF NOT EXISTS agentmem_records_thread
     ON agentmem_records (namespace, thread, created_at);
 """,
+    6: """
+ALTER TABLE agentmem_records ADD COLUMN IF NOT EXISTS terms TEXT;
+""",
 }
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 

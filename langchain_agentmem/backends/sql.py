@@ -61,13 +61,6 @@ one and still name the same version."""
 
 
 _ALL_ROWS = 2**62
-
-
-def _age(row: Sequence[Any]) -> tuple[float, int]:
-    """``(created_at, rid)`` of a row selected with ``RECORD_COLUMNS``."""
-    return float(row[7]), int(row[0])
-
-
 """A LIMIT that keeps every row (SQLite needs a LIMIT before an OFFSET)."""
 
 
@@ -234,18 +227,12 @@ class SQLBackend(Backend):
         offset: int = 0,
         newest_first: bool = False,
     ) -> Iterator[RecordRow]:
-        select = f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? AND {LIVE}"
-        if limit is None and not offset:
-            # All of them (a namespace's load): sorted here, where the server would sort
-            # every row with its vector (on disk past work_mem: 25,000 rows 155 -> 110 ms).
-            rows = self._fetchall(select, (namespace, time.time()))
-            rows.sort(key=_age, reverse=newest_first)
-        else:
-            order = "created_at DESC, rid DESC" if newest_first else "created_at, rid"
-            rows = self._fetchall(
-                f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
-                (namespace, time.time(), _ALL_ROWS if limit is None else limit, offset),
-            )
+        order = "created_at DESC, rid DESC" if newest_first else "created_at, rid"
+        rows = self._fetchall(
+            f"SELECT {RECORD_COLUMNS} FROM agentmem_records WHERE namespace = ? AND {LIVE} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?",
+            (namespace, time.time(), _ALL_ROWS if limit is None else limit, offset),
+        )
         return (row_to_record(r) for r in rows)
 
     def count_records(self, namespace: str) -> int:

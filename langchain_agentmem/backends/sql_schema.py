@@ -15,16 +15,18 @@ from langchain_agentmem.backends.base import RecordRow
 from langchain_agentmem.backends.encoding import from_blob
 from langchain_agentmem.validation import STORE_MARK
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """1: ids unique across the store. 2: ids unique per namespace; records may expire. 3: which
 process annotates a record (``agentmem_claims``). 4: the log entries that still hold a text
 indexed apart (forgetting a record reads those, not the namespace's whole log). 5: each such
 entry names the record whose text it holds (``text_of``, indexed: forgetting a record finds
-its entries by lookup), and records are indexed by thread (its reply copies, likewise)."""
+its entries by lookup), and records are indexed by thread (its reply copies, likewise).
+6: each record keeps the terms the lexical index reads of its text (``terms``, written with
+the text; ``NULL`` in rows written before: read from their text)."""
 
 RECORD_COLUMNS = (
     "rid, id, namespace, thread, text, metadata, embedding, created_at, updated_at, "
-    "last_accessed_at, access_count, expires_at"
+    "last_accessed_at, access_count, expires_at, terms"
 )
 LIVE = "(expires_at IS NULL OR expires_at > ?)"
 """The condition every read puts on records: expired ones are invisible at once."""
@@ -63,4 +65,5 @@ def row_to_record(row: Sequence[Any]) -> RecordRow:
         last_accessed_at=None if row[9] is None else float(row[9]),
         access_count=int(row[10]),
         expires_at=None if row[11] is None else float(row[11]),
+        terms=row[12],
     )

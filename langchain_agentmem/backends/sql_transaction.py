@@ -17,6 +17,7 @@ from langchain_agentmem.backends.base import (
 )
 from langchain_agentmem.backends.encoding import dump_json
 from langchain_agentmem.backends.sql_schema import LIVE, RECORD_COLUMNS, row_to_record
+from langchain_agentmem.index.text import stored_terms
 from langchain_agentmem.text.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import Vector
 
@@ -67,8 +68,8 @@ class SQLTransaction(Transaction):
         self._cur.executemany(
             self._b.q(
                 "INSERT INTO agentmem_records (rid, id, namespace, thread, text, metadata, "
-                f"embedding, created_at, updated_at, access_count, expires_at){self._b.given_rid} "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)"
+                "embedding, created_at, updated_at, access_count, expires_at, terms)"
+                f"{self._b.given_rid} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)"
             ),
             [
                 (
@@ -82,6 +83,7 @@ class SQLTransaction(Transaction):
                     row.created_at,
                     row.updated_at,
                     row.expires_at,
+                    stored_terms(row.text),
                 )
                 for row in rows
             ],
@@ -99,8 +101,8 @@ class SQLTransaction(Transaction):
         expires_at: Expiry = KEEP,
     ) -> bool:
         self._serialise(namespace)
-        sets = ["text = ?", "embedding = ?", "updated_at = ?"]
-        params: list[Any] = [text, self._b.blob(embedding), updated_at]
+        sets = ["text = ?", "terms = ?", "embedding = ?", "updated_at = ?"]
+        params: list[Any] = [text, stored_terms(text), self._b.blob(embedding), updated_at]
         if metadata is not None:
             sets.append("metadata = ?")
             params.append(dump_json(metadata))

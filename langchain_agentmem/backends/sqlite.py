@@ -109,7 +109,11 @@ CREATE INDEX IF NOT EXISTS agentmem_records_thread
     ON agentmem_records (namespace, thread, created_at)
 """
 
-_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
+_V6 = """
+ALTER TABLE agentmem_records ADD COLUMN terms TEXT
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
 """Schema steps: ``_MIGRATIONS[v]`` brings a store from version ``v - 1`` to ``v``."""
 
 

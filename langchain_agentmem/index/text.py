@@ -7,8 +7,34 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from langchain_agentmem.index.lexical import tokenize
-from langchain_agentmem.text.replies import asks
+from langchain_agentmem.text.replies import asks, only_asks
 from langchain_agentmem.types import from_epoch
+
+TERMS_FORMAT = "t1"
+"""The first word of what :func:`stored_terms` writes. Bump it when :func:`tokenize` or
+:func:`~langchain_agentmem.text.replies.only_asks` read a text otherwise (a test holds a
+digest of what they read of sample texts): rows of the old format are then read from their
+text again, as rows written before the column existed are."""
+
+
+def stored_terms(text: str) -> str:
+    """What a record's row keeps of ``text`` for the lexical index (its ``terms`` column):
+    :data:`TERMS_FORMAT`, whether it only asks (``1`` or ``0``), and its terms
+    (:func:`tokenize`), space-separated.
+
+    Written with the text, so loading a namespace reads each record's terms instead of
+    tokenising every text again (most of what a load costs).
+    """
+    return f"{TERMS_FORMAT} {int(only_asks(text))} {' '.join(tokenize(text))}"
+
+
+def read_stored_terms(stored: str | None) -> tuple[Counter[str], bool] | None:
+    """The term counts and whether the text only asks, as :func:`stored_terms` wrote them;
+    ``None`` when nothing of this format is stored (read the text then)."""
+    if not stored or not stored.startswith(TERMS_FORMAT + " "):
+        return None
+    _, asks_only, words = stored.split(" ", 2)
+    return Counter(words.split()), asks_only == "1"
 
 
 def reply_texts(

@@ -23,6 +23,7 @@ from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import DenseIndex
+from langchain_agentmem.index.text import read_stored_terms
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
 from langchain_agentmem.ranking import hybrid_search
@@ -143,8 +144,16 @@ class NamespaceView(Indexed):
             )
 
     def _keep(self, row: RecordRow, terms: Counter[str] | None) -> None:
-        """Hold and index the text side of ``row`` (its vector already placed)."""
-        self._index_row(row, terms)
+        """Hold and index the text side of ``row`` (its vector already placed): its terms
+        given, else as its row stored them, else read from its text."""
+        asks_only = None
+        if terms is None:
+            stored = read_stored_terms(row.terms)
+            if stored is not None:
+                terms, asks_only = stored
+        if row.terms is not None:
+            object.__setattr__(row, "terms", None)  # indexed now: not held twice
+        self._index_row(row, terms, asks_only)
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):
@@ -179,8 +188,11 @@ class NamespaceView(Indexed):
         for row in rows:
             self.put(row, dense=False)
 
-    def _index_row(self, row: RecordRow, terms: Counter[str] | None = None) -> None:
-        """Index ``row``'s text side, its current annotation included."""
+    def _index_row(
+        self, row: RecordRow, terms: Counter[str] | None = None, asks_only: bool | None = None
+    ) -> None:
+        """Index ``row``'s text side, its current annotation included (``terms`` and
+        ``asks_only``: read of its text already)."""
         note = current_annotation(row.metadata, row.text)
         labels = labels_of(note)
         self.index_text(
@@ -191,6 +203,7 @@ class NamespaceView(Indexed):
             speaker=speaker_of(row.metadata),
             reply_to=reply_of(row.metadata),
             terms=terms,
+            asks_only=asks_only,
             labels=labels,
             record_id=row.id,
             replaces=links_of(note),

@@ -92,6 +92,7 @@ class Indexed:
         speaker: str | None,
         reply_to: str = "",
         terms: Counter[str] | None = None,
+        asks_only: bool | None = None,
         labels: Sequence[str] = (),
         record_id: str | None = None,
         replaces: Sequence[tuple[str, str]] = (),
@@ -107,6 +108,8 @@ class Indexed:
             reply_to: The message it replies to; its terms count at ``config.reply_weight``
                 when that message asks something.
             terms: ``text`` already tokenised.
+            asks_only: Whether ``text`` only asks, when already read
+                (:func:`~langchain_agentmem.text.replies.only_asks`).
             labels: What a model said the record is about: hidden terms, each counting
                 ``config.label_weight``.
             record_id: The record's id (needed to be replaced).
@@ -131,7 +134,7 @@ class Indexed:
             self._replaces[rid] = tuple(old for old, _ in replaces)
             for old, attribute in replaces:
                 self._replaced_by.setdefault(old, {})[rid] = attribute
-        question = only_asks(text)
+        question = only_asks(text) if asks_only is None else asks_only
         self.order.add(rid, thread, created_at, asks=question or asks(text), speaker=speaker)
         self._said[rid] = (speaker, created_at, text)
         if question:

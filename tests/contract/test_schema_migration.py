@@ -1,6 +1,6 @@
-"""Schema version 1 -> 5 (ids unique per namespace, record expiry, annotation claims, the log
-entries holding a text named by record, records indexed by thread) on SQLite
-and PostgreSQL.
+"""Schema version 1 -> 6 (ids unique per namespace, record expiry, annotation claims, the log
+entries holding a text named by record, records indexed by thread, each record's terms) on
+SQLite and PostgreSQL.
 
 A version-1 store is built with version 1's own DDL, filled with rows as version 1 wrote
 them, then opened by the current code: every record, audit entry and message is kept, the
@@ -25,6 +25,7 @@ from langchain_agentmem.backends import postgres as pg_module
 from langchain_agentmem.backends import sqlite as sqlite_module
 from langchain_agentmem.backends.encoding import to_blob
 from langchain_agentmem.backends.sql_schema import SCHEMA_VERSION
+from langchain_agentmem.index.text import stored_terms
 from tests.stores import PG_URL, HashEmbeddings, create_pg_schema_url, drop_pg_schema
 
 EMB = HashEmbeddings()
@@ -126,7 +127,7 @@ def v1_postgres() -> Iterator[str]:
 def _check_migrated(url: str) -> None:
     backend = open_backend(url)
     try:
-        assert backend.schema_version() == SCHEMA_VERSION == 5  # type: ignore[attr-defined]
+        assert backend.schema_version() == SCHEMA_VERSION == 6  # type: ignore[attr-defined]
         # Version 3: a record is claimed for annotation by one memory at a time.
         now = time.time()
         assert backend.claim("alice", "r1", "one", until=now + 60, now=now)
@@ -140,6 +141,8 @@ def _check_migrated(url: str) -> None:
             "SELECT record_ids, text_of FROM agentmem_decisions ORDER BY seq"
         )
         assert [row[1] for row in named] == ["r1", "r2", "r3", None]
+        # Version 6: rows written before keep no terms (read from their text on load).
+        assert {r.terms for r in backend.iter_records("alice")} == {None}
     finally:
         backend.close()
     with AgentMemory(url, embeddings=EMB) as mem:
@@ -167,6 +170,9 @@ def _check_migrated(url: str) -> None:
     try:
         rows = {r.id: r.rid for r in backend.iter_records("bob")}
         assert rows["r1"] > 4
+        # New rows keep their terms beside the old rows' none, and both load alike.
+        terms = {r.id: r.terms for r in backend.iter_records("alice")}
+        assert terms["r1"] is None and terms["r5"] == stored_terms("A passing note.")
     finally:
         backend.close()
 
