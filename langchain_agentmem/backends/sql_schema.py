@@ -52,18 +52,20 @@ def legacy_erase_marker(namespace: str) -> str:
 
 def row_to_record(row: Sequence[Any]) -> RecordRow:
     """Build a :class:`RecordRow` from a row selected with ``RECORD_COLUMNS``."""
+    # Positional, in the order of RecordRow's fields: a namespace's load builds one a record,
+    # and keywords cost a third more.
     return RecordRow(
-        rid=int(row[0]),
-        id=row[1],
-        namespace=row[2],
-        thread=row[3],
-        text=row[4],
-        metadata=json.loads(row[5]),
-        embedding=from_blob(row[6]),
-        created_at=float(row[7]),
-        updated_at=float(row[8]),
-        last_accessed_at=None if row[9] is None else float(row[9]),
-        access_count=int(row[10]),
-        expires_at=None if row[11] is None else float(row[11]),
-        terms=row[12],
+        int(row[0]),
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        json.loads(row[5]),
+        from_blob(row[6]),
+        float(row[7]),
+        float(row[8]),
+        None if row[9] is None else float(row[9]),
+        int(row[10]),
+        None if row[11] is None else float(row[11]),
+        row[12],
     )
