@@ -92,6 +92,9 @@ class NewRecord(NamedTuple):
     created_at: float
     updated_at: float
     expires_at: float | None
+    terms: str | None = None
+    """Its text's terms as the row keeps them
+    (:func:`~langchain_agentmem.index.text.stored_terms`); ``None``: read from the text."""
 
 
 class Transaction(abc.ABC):

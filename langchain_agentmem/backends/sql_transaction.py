@@ -83,7 +83,7 @@ class SQLTransaction(Transaction):
                     row.created_at,
                     row.updated_at,
                     row.expires_at,
-                    stored_terms(row.text),
+                    stored_terms(row.text) if row.terms is None else row.terms,
                 )
                 for row in rows
             ],

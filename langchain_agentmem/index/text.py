@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.text.replies import asks, only_asks
@@ -17,24 +18,39 @@ digest of what they read of sample texts): rows of the old format are then read 
 text again, as rows written before the column existed are."""
 
 
-def stored_terms(text: str) -> str:
+class TextTerms(NamedTuple):
+    """What the lexical index reads of a text (:func:`text_terms`)."""
+
+    counts: Counter[str]
+    """Its terms (:func:`tokenize`), counted."""
+    asks_only: bool
+    """Whether it only asks (:func:`~langchain_agentmem.text.replies.only_asks`)."""
+
+
+def text_terms(text: str) -> TextTerms:
+    """Read ``text`` as the lexical index does (an add does it before taking the lock)."""
+    return TextTerms(Counter(tokenize(text)), only_asks(text))
+
+
+def stored_terms(text: str, read: TextTerms | None = None) -> str:
     """What a record's row keeps of ``text`` for the lexical index (its ``terms`` column):
-    :data:`TERMS_FORMAT`, whether it only asks (``1`` or ``0``), and its terms
-    (:func:`tokenize`), space-separated.
+    :data:`TERMS_FORMAT`, whether it only asks (``1`` or ``0``), and its terms, each as often
+    as it occurs, space-separated (``read``: :func:`text_terms` of ``text``, when done).
 
     Written with the text, so loading a namespace reads each record's terms instead of
-    tokenising every text again (most of what a load costs).
+    reading every text again (most of what a load costs).
     """
-    return f"{TERMS_FORMAT} {int(only_asks(text))} {' '.join(tokenize(text))}"
+    read = text_terms(text) if read is None else read
+    return f"{TERMS_FORMAT} {int(read.asks_only)} {' '.join(read.counts.elements())}"
 
 
-def read_stored_terms(stored: str | None) -> tuple[Counter[str], bool] | None:
-    """The term counts and whether the text only asks, as :func:`stored_terms` wrote them;
-    ``None`` when nothing of this format is stored (read the text then)."""
+def read_stored_terms(stored: str | None) -> TextTerms | None:
+    """What :func:`stored_terms` wrote, read back; ``None`` when nothing of this format is
+    stored (read the text then)."""
     if not stored or not stored.startswith(TERMS_FORMAT + " "):
         return None
     _, asks_only, words = stored.split(" ", 2)
-    return Counter(words.split()), asks_only == "1"
+    return TextTerms(Counter(words.split()), asks_only == "1")
 
 
 def reply_texts(

@@ -4,13 +4,13 @@ lock, its live view, expiry sweeps and the one transactional write path)."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 
 from langchain_agentmem.backends import Backend, RecordRow, Transaction
 from langchain_agentmem.errors import RecordNotFoundError
+from langchain_agentmem.index.text import TextTerms
 from langchain_agentmem.memory.decisions import Decider, Expiry
 from langchain_agentmem.namespace.cache import NamespaceCache
 from langchain_agentmem.namespace.ops import Writer, without_embeddings
@@ -103,7 +103,7 @@ class NamespaceAccess:
         items: Sequence[Decider],
         *,
         sweep: bool = True,
-        terms: Mapping[str, Counter[str]] | None = None,
+        terms: Mapping[str, TextTerms] | None = None,
         expected: Sequence[str] = (),
     ) -> list[list[MemoryOp]]:
         """Decide and apply the ops of each item in one transaction (see :meth:`batch`).
@@ -122,7 +122,7 @@ class NamespaceAccess:
         namespace: str,
         *,
         sweep: bool = True,
-        terms: Mapping[str, Counter[str]] | None = None,
+        terms: Mapping[str, TextTerms] | None = None,
         expected: Sequence[str] = (),
     ) -> Iterator[WriteBatch]:
         """One transaction of writes to ``namespace``, its cached view following item by item.
@@ -131,7 +131,7 @@ class NamespaceAccess:
         applied with :meth:`WriteBatch.apply` is decided on the view as the store holds it
         then plus the items before it: the state a policy (or an upsert) sees is the one its
         ops apply to, whatever other processes do. Expired records of a cached namespace are
-        swept first (``sweep``). ``terms`` holds added texts tokenised beforehand (by id);
+        swept first (``sweep``). ``terms`` holds added texts read beforehand (by id);
         ``expected``, the ids the items are about to add (asked about in one query).
 
         On exit the batch commits, the cache takes the view, and what was stored is handed
@@ -145,7 +145,7 @@ class NamespaceAccess:
                     self.live_view(namespace)
             try:
                 with self.backend.transaction() as tx:
-                    writer = Writer(tx, namespace, expected)
+                    writer = Writer(tx, namespace, expected, terms)
                     batch = WriteBatch(tx, writer, self.cache.view(namespace), terms)
                     yield batch
                     seq = writer.finish()
@@ -186,7 +186,7 @@ class WriteBatch:
         tx: Transaction,
         writer: Writer,
         view: NamespaceView,
-        terms: Mapping[str, Counter[str]] | None,
+        terms: Mapping[str, TextTerms] | None,
     ) -> None:
         self.tx = tx
         """The open transaction (an import writes its messages through it)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import datetime, timedelta
@@ -15,7 +14,7 @@ from langchain_agentmem.annotation.annotations import Notes
 from langchain_agentmem.collector import collector_paused
 from langchain_agentmem.embedding.embeddings import aembed_records, embed_records
 from langchain_agentmem.errors import InvalidInputError
-from langchain_agentmem.index import tokenize
+from langchain_agentmem.index.text import text_terms
 from langchain_agentmem.memory.access import NamespaceAccess
 from langchain_agentmem.memory.decisions import Annotating, Given, Offer, Removal, Upsert
 from langchain_agentmem.memory.items import (
@@ -67,7 +66,7 @@ class MemoryWrites:
             if vectors is not None:
                 candidates = with_vectors(candidates, vectors)
             # Per-item work that needs no state, before the namespace is locked.
-            terms = {c.id: Counter(tokenize(c.text)) for c in candidates}
+            terms = {c.id: text_terms(c.text) for c in candidates}
             for c in candidates:
                 self.policy.prepare(c)
             return self.access.write(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from langchain_agentmem.backends.base import (
     Transaction,
 )
 from langchain_agentmem.errors import InvalidInputError, RecordNotFoundError
+from langchain_agentmem.index.text import TextTerms, stored_terms
 from langchain_agentmem.text.replies import REPLY_TO, REPLY_TO_ID, question_of
 from langchain_agentmem.types import MemoryOp, OpKind, expiry_epoch, to_epoch, with_embedding
 
@@ -141,10 +142,18 @@ class Writer:
     op, so a batch of ADDs costs a few statements, not a few per record.
     """
 
-    def __init__(self, tx: Transaction, namespace: str, expected: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        tx: Transaction,
+        namespace: str,
+        expected: Sequence[str] = (),
+        terms: Mapping[str, TextTerms] | None = None,
+    ) -> None:
         tx.lock_namespace(namespace)
         self.tx = tx
         self.namespace = namespace
+        self._terms = terms or {}
+        """Added texts read beforehand (by id): their rows' terms are written from them."""
         self.dims: int | None = None
         """The namespace's embedding length, once an op carried one."""
         self._last_seq = 0
@@ -262,6 +271,7 @@ class Writer:
                 created,
                 to_epoch(op.updated_at, created),
                 expires,
+                stored_terms(op.text, self._terms.get(record_id)),
             )
         )
         self._stored[record_id] = expires

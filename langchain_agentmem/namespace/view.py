@@ -23,7 +23,7 @@ from langchain_agentmem.backends import RecordRow
 from langchain_agentmem.backends.encoding import dump_json, epoch_to_datetime
 from langchain_agentmem.errors import InvalidInputError
 from langchain_agentmem.index import DenseIndex
-from langchain_agentmem.index.text import read_stored_terms
+from langchain_agentmem.index.text import TextTerms, read_stored_terms
 from langchain_agentmem.policies import MemoryPolicy
 from langchain_agentmem.policies.features import content_words
 from langchain_agentmem.ranking import hybrid_search
@@ -121,8 +121,8 @@ class NamespaceView(Indexed):
         assert self.index is not None, "an empty namespace has no dense index"
         return self.index
 
-    def put(self, row: RecordRow, *, dense: bool = True, terms: Counter[str] | None = None) -> None:
-        """Index ``row`` (``terms``: its text already tokenised, see :func:`tokenize`)."""
+    def put(self, row: RecordRow, *, dense: bool = True, terms: TextTerms | None = None) -> None:
+        """Index ``row`` (``terms``: its text already read, see :func:`text_terms`)."""
         self._check_dimensions(row.id, row.namespace, int(row.embedding.shape[0]))
         if dense:
             self.flush()
@@ -143,17 +143,14 @@ class NamespaceView(Indexed):
                 "embedding model for one store, or open a new store"
             )
 
-    def _keep(self, row: RecordRow, terms: Counter[str] | None) -> None:
+    def _keep(self, row: RecordRow, terms: TextTerms | None) -> None:
         """Hold and index the text side of ``row`` (its vector already placed): its terms
         given, else as its row stored them, else read from its text."""
-        asks_only = None
         if terms is None:
-            stored = read_stored_terms(row.terms)
-            if stored is not None:
-                terms, asks_only = stored
+            terms = read_stored_terms(row.terms)
         if row.terms is not None:
             object.__setattr__(row, "terms", None)  # indexed now: not held twice
-        self._index_row(row, terms, asks_only)
+        self._index_row(row, terms)
         if row.expires_at is not None and (
             self.next_expiry is None or row.expires_at < self.next_expiry
         ):
@@ -188,11 +185,9 @@ class NamespaceView(Indexed):
         for row in rows:
             self.put(row, dense=False)
 
-    def _index_row(
-        self, row: RecordRow, terms: Counter[str] | None = None, asks_only: bool | None = None
-    ) -> None:
-        """Index ``row``'s text side, its current annotation included (``terms`` and
-        ``asks_only``: read of its text already)."""
+    def _index_row(self, row: RecordRow, terms: TextTerms | None = None) -> None:
+        """Index ``row``'s text side, its current annotation included (``terms``: its text
+        already read)."""
         note = current_annotation(row.metadata, row.text)
         labels = labels_of(note)
         self.index_text(
@@ -202,8 +197,8 @@ class NamespaceView(Indexed):
             thread=row.thread,
             speaker=speaker_of(row.metadata),
             reply_to=reply_of(row.metadata),
-            terms=terms,
-            asks_only=asks_only,
+            terms=None if terms is None else terms.counts,
+            asks_only=None if terms is None else terms.asks_only,
             labels=labels,
             record_id=row.id,
             replaces=links_of(note),
@@ -304,7 +299,7 @@ class NamespaceView(Indexed):
         applied: Sequence[MemoryOp],
         rids: Sequence[int],
         at: float,
-        terms: Mapping[str, Counter[str]] | None = None,
+        terms: Mapping[str, TextTerms] | None = None,
     ) -> None:
         """Mirror ops just applied inside a write transaction (not yet visible elsewhere).
 
@@ -313,7 +308,7 @@ class NamespaceView(Indexed):
             applied: The ops, with their embeddings.
             rids: The store's key of each ADD, in order.
             at: The clock the transaction read (``created_at`` of undated ADDs).
-            terms: Each added record's text, tokenised beforehand (by id).
+            terms: Each added record's text, read beforehand (by id).
         """
         keys = iter(rids)
         for op in applied:
