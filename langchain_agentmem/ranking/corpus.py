@@ -10,7 +10,6 @@ what a policy is scored on is indexed as users' records are.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -19,7 +18,7 @@ import numpy as np
 
 from langchain_agentmem.index.dense import DenseIndex
 from langchain_agentmem.index.lexical import LexicalIndex, tokenize
-from langchain_agentmem.index.text import lexical_counts
+from langchain_agentmem.index.text import TextTerms, lexical_counts
 from langchain_agentmem.index.threads import ThreadOrder
 from langchain_agentmem.ranking.config import HybridConfig
 from langchain_agentmem.ranking.newer_first import Said
@@ -91,8 +90,7 @@ class Indexed:
         thread: str | None,
         speaker: str | None,
         reply_to: str = "",
-        terms: Counter[str] | None = None,
-        asks_only: bool | None = None,
+        terms: TextTerms | None = None,
         labels: Sequence[str] = (),
         record_id: str | None = None,
         replaces: Sequence[tuple[str, str]] = (),
@@ -107,9 +105,7 @@ class Indexed:
             speaker: Who said it (``None``: unknown).
             reply_to: The message it replies to; its terms count at ``config.reply_weight``
                 when that message asks something.
-            terms: ``text`` already tokenised.
-            asks_only: Whether ``text`` only asks, when already read
-                (:func:`~langchain_agentmem.text.replies.only_asks`).
+            terms: ``text`` already read (:func:`~langchain_agentmem.index.text.text_terms`).
             labels: What a model said the record is about: hidden terms, each counting
                 ``config.label_weight``.
             record_id: The record's id (needed to be replaced).
@@ -121,7 +117,7 @@ class Indexed:
             dates=self.config.dates,
             reply_to=reply_to,
             reply_weight=self.config.reply_weight,
-            terms=terms,
+            terms=None if terms is None else terms.counts,
         )
         if labels and self.config.label_weight > 0:
             for term in tokenize(" ".join(labels)):
@@ -134,7 +130,7 @@ class Indexed:
             self._replaces[rid] = tuple(old for old, _ in replaces)
             for old, attribute in replaces:
                 self._replaced_by.setdefault(old, {})[rid] = attribute
-        question = only_asks(text) if asks_only is None else asks_only
+        question = only_asks(text) if terms is None else terms.asks_only
         self.order.add(rid, thread, created_at, asks=question or asks(text), speaker=speaker)
         self._said[rid] = (speaker, created_at, text)
         if question:
