@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from langchain_agentmem import AgentMemory, view
+from langchain_agentmem import AgentMemory
 from langchain_agentmem.bench.longmemeval import (
     QUESTION_TYPES,
     SHORT_TYPES,
@@ -45,6 +45,7 @@ from langchain_agentmem.bench.longmemeval_runner import KEEPS, ReplayClock, stor
 from langchain_agentmem.bench.memoised import MemoisedEmbeddings
 from langchain_agentmem.bench.metrics import recall_at_k
 from langchain_agentmem.embedding.embeddings import resolve_embeddings
+from langchain_agentmem.namespace import view
 from langchain_agentmem.ranking import HybridConfig, stages
 from langchain_agentmem.ranking.newer_first import newer_first
 from langchain_agentmem.ranking.roles import asked_role

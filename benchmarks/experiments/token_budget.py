@@ -47,12 +47,13 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_agentmem.index.lexical import _STOP, tokenize
+from langchain_agentmem.index.lexical import tokenize
 from langchain_agentmem.index.text import lexical_text
 from langchain_agentmem.locomo import CATEGORIES
 from langchain_agentmem.rl.data import Conversation, embed_conversations, load_locomo
 from langchain_agentmem.rl.evaluate import HEURISTICS, PolicyFactory, heuristic_factories, replay
 from langchain_agentmem.rl.retrieval import hybrid_orders
+from langchain_agentmem.text.words import STOP_WORDS as _STOP
 from langchain_agentmem.types import OpKind
 
 _WORD = re.compile(r"\S+")
