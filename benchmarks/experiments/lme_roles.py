@@ -48,7 +48,10 @@ from langchain_agentmem.embedding.embeddings import resolve_embeddings
 from langchain_agentmem.namespace import view
 from langchain_agentmem.ranking import HybridConfig, stages
 from langchain_agentmem.ranking.newer_first import newer_first
-from langchain_agentmem.ranking.roles import asked_role
+from langchain_agentmem.ranking.roles import asked_role, side_of
+
+UNLIFTED = "other side unlifted"
+"""The rows of :func:`_unlifted`: the side not asked about weighed and never lifted."""
 
 WEIGHTS = (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 """``role_weight`` values tried (1.0: off)."""
@@ -98,6 +101,42 @@ def _after_lift(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
     scores = stages.statement_first(scores, corpus.questions, pool)
     scores = stages.replaced_below(
         scores, corpus, query.text, config.restatement_relevance, query.labels.topics, base
+    )
+    return stages.best(scores, k)
+
+
+def _unlifted(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
+    """Shipped hybrid search, except that a record of the side the query does not ask about
+    is not lifted toward its thread neighbours: it keeps its weighed base score (a long
+    reply beside a user's turn no longer rides on that turn into the top)."""
+    config = corpus.config
+    pool = stages.gather(query.text, query.vector, k, corpus, query.labels.terms)
+    match_arr = stages.base_scores(pool, config)
+    base_arr = match_arr
+    if query.named and (config.named_speaker > 0 or config.named_mention > 0):
+        base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, query.named, config)
+    base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
+    base = stages.role_weight(base, corpus.said, query.asked, config.role_weight)
+    match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
+    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
+    sides = {rid: side_of(corpus.said(rid)[0]) for rid in scores}
+    if config.role_weight < 1.0 and query.asked in sides.values():
+        for rid, side in sides.items():
+            if side not in (None, query.asked):
+                scores[rid] = base[rid]
+    scores = newer_first(
+        query.text,
+        query.vector,
+        scores,
+        said_of=corpus.said,
+        embeddings_of=corpus.embeddings,
+        config=config,
+        match=match,
+    )
+    scores = stages.question_weight(scores, corpus.questions, config.question_weight)
+    scores = stages.statement_first(scores, corpus.questions, pool)
+    scores = stages.replaced_below(
+        scores, corpus, query.text, config.restatement_relevance, query.labels.topics, match
     )
     return stages.best(scores, k)
 
@@ -190,6 +229,12 @@ def main() -> None:
             runs[keep, "after the lift, w=0.3"] = rankings(
                 Path(args.store), stacks, keep, config, "hybrid"
             )
+            view.hybrid_search = _unlifted  # type: ignore[assignment]
+            for w in WEIGHTS[1:]:
+                config = replace(HybridConfig(), role_weight=w)
+                runs[keep, f"{UNLIFTED} w={w}"] = rankings(
+                    Path(args.store), stacks, keep, config, "hybrid"
+                )
         finally:
             view.hybrid_search = shipped
         for mode in ("dense", "lexical"):
@@ -201,17 +246,20 @@ def main() -> None:
         s = scores(stacks, runs[keep, name], ids)["all"]
         return (s["R@5"] + s["R@10"]) / 2
 
-    chosen: list[float] = []
-    for held in (0, 1):
-        train = folds[1 - held]
-        chosen.append(
-            max(WEIGHTS, key=lambda w: (goal("user+assistant", f"hybrid w={w}", train), w))
-        )
-    # the held-out rows: each fold's questions ranked with the weight the other fold chose
-    for keep in KEEPS:
-        runs[keep, "hybrid, chosen in folds"] = {
-            qid: runs[keep, f"hybrid w={chosen[fold_of(qid)]}"][qid] for qid in runs[keep, "dense"]
-        }
+    chosen: dict[str, list[float]] = {}
+    for rule, weights in (("hybrid", WEIGHTS), (UNLIFTED, WEIGHTS[1:])):
+        chosen[rule] = []
+        for held in (0, 1):
+            train = folds[1 - held]
+            chosen[rule].append(
+                max(weights, key=lambda w: (goal("user+assistant", f"{rule} w={w}", train), w))
+            )
+        # the held-out rows: each fold's questions ranked with the weight the other fold chose
+        for keep in KEEPS:
+            runs[keep, f"{rule}, chosen in folds"] = {
+                qid: runs[keep, f"{rule} w={chosen[rule][fold_of(qid)]}"][qid]
+                for qid in runs[keep, "dense"]
+            }
     groups = ["all", *QUESTION_TYPES, "abstention"]
     assistant = [s for s in stacks if s.question.type == "single-session-assistant"]
     lines = [
@@ -223,7 +271,9 @@ def main() -> None:
         f"Questions asking for the assistant's words (asked_role): {asking(stacks)} of "
         f"{len(stacks)}; of the single-session-assistant ones: {asking(assistant)} of "
         f"{len(assistant)}.",
-        f"Weight chosen in folds (fold 0 held out, fold 1 held out): {chosen[0]}, {chosen[1]}.",
+        "Weight chosen in folds (fold 0 held out, fold 1 held out): hybrid "
+        f"{chosen['hybrid'][0]}, {chosen['hybrid'][1]}; {UNLIFTED} {chosen[UNLIFTED][0]}, "
+        f"{chosen[UNLIFTED][1]}.",
         "",
     ]
     for keep in KEEPS:
