@@ -72,8 +72,9 @@ class HybridConfig:
             (``math.inf``: only statements worded as a change count).
         role_weight: Factor of the base score of a record of the side (the user's words,
             the assistant's replies: ``metadata["role"]``) a query does not ask about, in
-            [0, 1], before the neighbour lift (:mod:`~langchain_agentmem.ranking.roles`; 1:
-            off). Records without a role (named speakers, tool notes) are never weighed.
+            [0, 1], before the neighbour lift, which such a record then does not get
+            (:mod:`~langchain_agentmem.ranking.roles`; 1: off). Records without a role
+            (named speakers, tool notes) are never weighed.
         question_weight: Factor of the final score of a record that only asks ("Where do I
             live?"), in [0, 1]: a question is rarely the answer, and it matches a later
             question best (1: weighed as any record). It still lifts the record after it
@@ -133,7 +134,7 @@ class HybridConfig:
     restatement_margin: float = _tuned(0.1, _EXP + "named_speakers.txt", _SHARE)
     restatement_relevance: float = _tuned(0.15, _EXP + "restatement_relevance.txt", _SHARE)
     unmarked_standing: float = _tuned(1.5, _RECENCY, _AT_LEAST_0)
-    role_weight: float = _tuned(0.2, _EXP + "lme_roles.txt", _SHARE)
+    role_weight: float = _tuned(0.3, _EXP + "lme_roles.txt", _SHARE)
     question_weight: float = _tuned(0.7, "benchmarks/results/repeated_questions.txt", _SHARE)
     named_speaker: float = _tuned(0.1, _EXP + "named_speakers.txt", _SHARE)
     named_mention: float = _tuned(0.05, _EXP + "named_mentions.txt", _SHARE)

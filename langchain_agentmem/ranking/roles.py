@@ -9,7 +9,8 @@ question about what the assistant said ("Can you remind me which restaurant you
 recommended?", "our previous conversation about ...") asks for the assistant's words.
 
 So hybrid search reads which side a query asks about (:func:`asked_role`) and weighs the
-records of the other side down (``HybridConfig.role_weight``): their score times that weight.
+records of the other side down (``HybridConfig.role_weight``): their score times that weight,
+and no lift from the thread neighbours beside them.
 Only records stored with a role (``metadata["role"]``: the adapters' ``human`` and ``ai``) are
 weighed; named speakers, tool notes and unattributed records never are, and nothing moves
 where the candidates hold no record of the side asked about.

@@ -34,8 +34,10 @@ that mirrors the older statement (:mod:`langchain_agentmem.ranking.newer_first`)
 Whose words: where the user's words and the assistant's replies are both remembered, the
 records of the side a query does not ask about have ``role_weight`` times their base score,
 before the neighbour lift (so a reply that matches well lifts the user's turns beside it no
-more than it ranks itself): a user's question about themselves asks for what they said, not
-for the assistant's long replies on the subject (:mod:`langchain_agentmem.ranking.roles`).
+more than it ranks itself), and are not lifted themselves (a long reply beside the user's
+well-matched turn would otherwise ride on it into the top): a user's question about
+themselves asks for what they said, not for the assistant's long replies on the subject
+(:mod:`langchain_agentmem.ranking.roles`; ``benchmarks/experiments/results/lme_roles.txt``).
 
 Near words: the query's content words bring their nearest words in the bundled model's
 embedding space, whose BM25 counts ``HybridConfig.near_words`` of the query's own
@@ -101,9 +103,11 @@ def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float
     if named and (config.named_speaker > 0 or config.named_mention > 0):
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
-    base = stages.role_weight(base, corpus.said, query.asked, config.role_weight)
+    other = stages.other_side(pool.keys, corpus.said, query.asked, config.role_weight)
+    if other:
+        base = {rid: s * config.role_weight if rid in other else s for rid, s in base.items()}
     match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
-    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
+    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift, other)
     if config.newer_first:
         scores = newer_first(
             text,

@@ -11,7 +11,7 @@ question still sits below its successor), then :func:`best`. Each reads its weig
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,11 +115,16 @@ def named_gain(
 
 
 def neighbour_lift(
-    base: dict[int, float], pool: Pool, order: ThreadOrder, lift: float
+    base: dict[int, float],
+    pool: Pool,
+    order: ThreadOrder,
+    lift: float,
+    held: Container[int] = (),
 ) -> dict[int, float]:
     """Each key moved ``lift`` of the way toward its best thread neighbour's base score.
 
-    A neighbour the pool pulled in is lifted from what is known of its own neighbours.
+    A neighbour the pool pulled in is lifted from what is known of its own neighbours. Keys
+    in ``held`` keep their base score (they still lift their neighbours by it).
     """
     if lift <= 0:
         return base
@@ -127,10 +132,10 @@ def neighbour_lift(
     for rid, nbs in pool.near.items():
         own = base[rid]
         best = max((base[nb] for nb in nbs), default=own)
-        if best > own:
+        if best > own and rid not in held:
             scores[rid] = own + lift * (best - own)
     for rid in pool.keys:
-        if rid not in pool.near:
+        if rid not in pool.near and rid not in held:
             own = base[rid]
             best = max((base[nb] for nb in order.lifters(rid) if nb in base), default=own)
             if best > own:
@@ -147,21 +152,30 @@ def question_weight(
     return {rid: score * weight if rid in questions else score for rid, score in scores.items()}
 
 
+def other_side(
+    keys: Iterable[int], said_of: Callable[[int], Said], asked: str, weight: float
+) -> frozenset[int]:
+    """The keys of records of the side a query does not ask about (a role other than
+    ``asked``, :mod:`~langchain_agentmem.ranking.roles`): the ones :func:`role_weight`
+    weighs. None when ``weight`` is 1 or no key is of the side asked about."""
+    if weight >= 1.0:
+        return frozenset()
+    sides = {rid: side_of(said_of(rid)[0]) for rid in keys}
+    if asked not in sides.values():
+        return frozenset()
+    return frozenset(rid for rid, side in sides.items() if side not in (None, asked))
+
+
 def role_weight(
     scores: dict[int, float], said_of: Callable[[int], Said], asked: str, weight: float
 ) -> dict[int, float]:
-    """The scores of records of the side a query does not ask about (a role other than
-    ``asked``, :mod:`~langchain_agentmem.ranking.roles`), times ``weight``; unchanged when no
-    candidate is of the side asked about, or ``weight`` is 1."""
-    if weight >= 1.0:
+    """The scores of records of the side a query does not ask about (:func:`other_side`),
+    times ``weight``; unchanged when no candidate is of the side asked about, or ``weight``
+    is 1."""
+    other = other_side(scores, said_of, asked, weight)
+    if not other:
         return scores
-    sides = {rid: side_of(said_of(rid)[0]) for rid in scores}
-    if asked not in sides.values():
-        return scores
-    return {
-        rid: score * weight if sides[rid] not in (None, asked) else score
-        for rid, score in scores.items()
-    }
+    return {rid: score * weight if rid in other else score for rid, score in scores.items()}
 
 
 def replaced_below(

@@ -87,3 +87,40 @@ def test_a_memory_of_the_users_words_alone_is_ranked_as_before(
         memory.close()
     for question in ("What did you recommend for my green card?", "When did I start guitar?"):
         assert ranked[0.2, question] == ranked[1.0, question]  # scores too: nothing weighed
+
+
+TRIP = "I'm planning a trip to Japan next spring and I really want to see the cherry blossoms."
+TRIP_REPLY = (
+    "Japan in spring is wonderful! For the cherry blossoms, plan your trip to Japan for late "
+    "March or early April. Book flights to Japan early, since spring is the busiest season."
+)
+BOOKED = "I finally booked my flights, we leave on April 3rd."
+CHEER = "Exciting! Have a great trip."
+
+
+def test_a_reply_does_not_ride_on_the_users_turn_beside_it(
+    embeddings: SentenceTransformerEmbeddings,
+) -> None:
+    question = "When did I book my flights to Japan?"
+    found = {}
+    for lift in (HybridConfig().neighbour_lift, 0.0):
+        memory = AgentMemory(
+            ":memory:", embeddings=embeddings, hybrid=replace(HybridConfig(), neighbour_lift=lift)
+        )
+        for thread, (said, reply) in enumerate([(TRIP, TRIP_REPLY), (BOOKED, CHEER), *OTHER]):
+            BufferChatMessageHistory(
+                memory,
+                namespace="ana",
+                thread=f"t{thread}",
+                remember=True,
+                remember_roles=("human", "ai"),
+            ).add_messages([HumanMessage(said), AIMessage(reply)])
+        found[lift] = {h.text: h.score for h in memory.search(question, namespace="ana", k=6)}
+        memory.close()
+    shipped = found[HybridConfig().neighbour_lift]
+    # The user's two turns first: the short cheer after the answer, which matches nothing,
+    # is not lifted toward it (lifted, it came second, above the user's plan of the trip).
+    assert list(shipped)[:2] == [BOOKED, TRIP]
+    # Each reply keeps its own (weighed) score, as with no lift at all.
+    for reply in (TRIP_REPLY, CHEER):
+        assert shipped.get(reply) == found[0.0].get(reply)
