@@ -143,13 +143,15 @@ def test_a_record_that_only_asks_scores_question_weight_times(
 def test_a_question_lifts_another_speakers_reply_not_the_askers_next_words(
     memory: AgentMemory,
 ) -> None:
-    for ns, role in (("own", "human"), ("other", "ai")):
-        memory.add("Where do I live?", namespace=ns, thread="t", metadata=dict(USER))
-        memory.add("Thanks a lot.", namespace=ns, thread="t", metadata={"role": role})
+    # Named speakers (no roles: a user's chat with an assistant also weighs the side a
+    # question does not ask about, and does not lift it; tests/integration/test_whose_words.py)
+    for ns, who in (("own", "Ana"), ("other", "Ben")):
+        memory.add("Where do I live?", namespace=ns, thread="t", metadata={"speaker": "Ana"})
+        memory.add("Thanks a lot.", namespace=ns, thread="t", metadata={"speaker": who})
     own = {r.text: r.score for r in memory.search("Where do I live?", namespace="own")}
     other = {r.text: r.score for r in memory.search("Where do I live?", namespace="other")}
-    # The assistant's words after the question are lifted halfway toward it; the user's are
-    # not: their score is their own.
+    # Another speaker's words after the question are lifted halfway toward it; the asker's
+    # are not: their score is their own.
     assert other["Thanks a lot."] > own["Thanks a lot."] + 0.1
     assert own["Thanks a lot."] < 0.15
 
