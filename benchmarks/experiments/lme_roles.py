@@ -6,9 +6,10 @@ each at its date, as ``agentmem bench longmemeval`` builds them) is stored twice
 assistant's replies (``remember_roles=("human", "ai")``). Each question is then asked of
 hybrid search with the records of the side it does not ask about weighed by
 ``HybridConfig.role_weight`` (1: off, the release before), of dense and of lexical search.
-The weight applies to the base score, before the neighbour lift; the row ``after the lift``
-applies it to the final score instead (each reply then still lifts the user's turns beside
-it by what it matched).
+The weight applies to the base score, before the neighbour lift, and the weighed records are
+not lifted (shipped); the rows ``other side lifted`` lift them like any record (the rule
+before), the row ``after the lift`` applies the weight to the final score instead (each
+reply then still lifts the user's turns beside it by what it matched).
 
 Choice inside folds: the questions are split in two by a seeded hash of their id; the weight
 is chosen on one fold (the mean of evidence recall@5 and @10 over the questions with the
@@ -48,10 +49,12 @@ from langchain_agentmem.embedding.embeddings import resolve_embeddings
 from langchain_agentmem.namespace import view
 from langchain_agentmem.ranking import HybridConfig, stages
 from langchain_agentmem.ranking.newer_first import newer_first
-from langchain_agentmem.ranking.roles import asked_role, side_of
+from langchain_agentmem.ranking.roles import asked_role
 
-UNLIFTED = "other side unlifted"
-"""The rows of :func:`_unlifted`: the side not asked about weighed and never lifted."""
+LIFTED = "other side lifted"
+"""The rows of :func:`_lifted`: the side not asked about weighed, then lifted by its
+neighbours like any record (the rule before; the ``hybrid`` rows are the shipped one, where
+it keeps its weighed score)."""
 
 WEIGHTS = (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 """``role_weight`` values tried (1.0: off)."""
@@ -80,35 +83,12 @@ def build(path: Path, stacks: list[Haystack]) -> None:
         memory.close()
 
 
-def _after_lift(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
-    """Hybrid search with the side's weight on the final score (the variant not shipped)."""
-    config = corpus.config
-    pool = stages.gather(query.text, query.vector, k, corpus, query.labels.terms)
-    match_arr = stages.base_scores(pool, config)
-    base = dict(zip(pool.keys, match_arr.tolist(), strict=True))
-    scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
-    scores = newer_first(
-        query.text,
-        query.vector,
-        scores,
-        said_of=corpus.said,
-        embeddings_of=corpus.embeddings,
-        config=config,
-        match=base,
-    )
-    scores = stages.role_weight(scores, corpus.said, query.asked, config.role_weight)
-    scores = stages.question_weight(scores, corpus.questions, config.question_weight)
-    scores = stages.statement_first(scores, corpus.questions, pool)
-    scores = stages.replaced_below(
-        scores, corpus, query.text, config.restatement_relevance, query.labels.topics, base
-    )
-    return stages.best(scores, k)
-
-
-def _unlifted(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
-    """Shipped hybrid search, except that a record of the side the query does not ask about
-    is not lifted toward its thread neighbours: it keeps its weighed base score (a long
-    reply beside a user's turn no longer rides on that turn into the top)."""
+def _before(
+    query: Any, k: int, corpus: Any, *, after_lift: bool = False
+) -> list[tuple[int, float]]:
+    """Hybrid search as it was before the side a query does not ask about was kept from the
+    neighbour lift: that side's records weighed (on the base score, or with ``after_lift`` on
+    the final one) and lifted toward their neighbours like any record."""
     config = corpus.config
     pool = stages.gather(query.text, query.vector, k, corpus, query.labels.terms)
     match_arr = stages.base_scores(pool, config)
@@ -116,14 +96,10 @@ def _unlifted(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
     if query.named and (config.named_speaker > 0 or config.named_mention > 0):
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, query.named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
-    base = stages.role_weight(base, corpus.said, query.asked, config.role_weight)
+    if not after_lift:
+        base = stages.role_weight(base, corpus.said, query.asked, config.role_weight)
     match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
     scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift)
-    sides = {rid: side_of(corpus.said(rid)[0]) for rid in scores}
-    if config.role_weight < 1.0 and query.asked in sides.values():
-        for rid, side in sides.items():
-            if side not in (None, query.asked):
-                scores[rid] = base[rid]
     scores = newer_first(
         query.text,
         query.vector,
@@ -133,12 +109,24 @@ def _unlifted(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
         config=config,
         match=match,
     )
+    if after_lift:
+        scores = stages.role_weight(scores, corpus.said, query.asked, config.role_weight)
     scores = stages.question_weight(scores, corpus.questions, config.question_weight)
     scores = stages.statement_first(scores, corpus.questions, pool)
     scores = stages.replaced_below(
         scores, corpus, query.text, config.restatement_relevance, query.labels.topics, match
     )
     return stages.best(scores, k)
+
+
+def _lifted(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
+    """The rule before: the weighed side lifted by its neighbours."""
+    return _before(query, k, corpus)
+
+
+def _after_lift(query: Any, k: int, corpus: Any) -> list[tuple[int, float]]:
+    """The weight on the final score, after the lift (a variant never shipped)."""
+    return _before(query, k, corpus, after_lift=True)
 
 
 def turn_ids(stacks: list[Haystack]) -> dict[tuple[str, str], str]:
@@ -229,10 +217,10 @@ def main() -> None:
             runs[keep, "after the lift, w=0.3"] = rankings(
                 Path(args.store), stacks, keep, config, "hybrid"
             )
-            view.hybrid_search = _unlifted  # type: ignore[assignment]
+            view.hybrid_search = _lifted  # type: ignore[assignment]
             for w in WEIGHTS[1:]:
                 config = replace(HybridConfig(), role_weight=w)
-                runs[keep, f"{UNLIFTED} w={w}"] = rankings(
+                runs[keep, f"{LIFTED} w={w}"] = rankings(
                     Path(args.store), stacks, keep, config, "hybrid"
                 )
         finally:
@@ -247,7 +235,7 @@ def main() -> None:
         return (s["R@5"] + s["R@10"]) / 2
 
     chosen: dict[str, list[float]] = {}
-    for rule, weights in (("hybrid", WEIGHTS), (UNLIFTED, WEIGHTS[1:])):
+    for rule, weights in (("hybrid", WEIGHTS), (LIFTED, WEIGHTS[1:])):
         chosen[rule] = []
         for held in (0, 1):
             train = folds[1 - held]
@@ -272,8 +260,8 @@ def main() -> None:
         f"{len(stacks)}; of the single-session-assistant ones: {asking(assistant)} of "
         f"{len(assistant)}.",
         "Weight chosen in folds (fold 0 held out, fold 1 held out): hybrid "
-        f"{chosen['hybrid'][0]}, {chosen['hybrid'][1]}; {UNLIFTED} {chosen[UNLIFTED][0]}, "
-        f"{chosen[UNLIFTED][1]}.",
+        f"{chosen['hybrid'][0]}, {chosen['hybrid'][1]}; {LIFTED} {chosen[LIFTED][0]}, "
+        f"{chosen[LIFTED][1]}.",
         "",
     ]
     for keep in KEEPS:
