@@ -104,8 +104,7 @@ def hybrid_search(query: Query, k: int, corpus: Corpus) -> list[tuple[int, float
         base_arr = base_arr + stages.named_gain(pool.keys, corpus.said, named, config)
     base = dict(zip(pool.keys, base_arr.tolist(), strict=True))
     other = stages.other_side(pool.keys, corpus.said, query.asked, config.role_weight)
-    if other:
-        base = {rid: s * config.role_weight if rid in other else s for rid, s in base.items()}
+    base = stages.weigh(base, other, config.role_weight)
     match = dict(zip(pool.keys, match_arr.tolist(), strict=True))
     scores = stages.neighbour_lift(base, pool, corpus.order, config.neighbour_lift, other)
     if config.newer_first:

@@ -147,9 +147,7 @@ def question_weight(
     scores: dict[int, float], questions: Container[int], weight: float
 ) -> dict[int, float]:
     """The scores of records that only ask, times ``weight``."""
-    if weight >= 1.0 or not questions:
-        return scores
-    return {rid: score * weight if rid in questions else score for rid, score in scores.items()}
+    return scores if weight >= 1.0 else weigh(scores, questions, weight)
 
 
 def other_side(
@@ -172,10 +170,15 @@ def role_weight(
     """The scores of records of the side a query does not ask about (:func:`other_side`),
     times ``weight``; unchanged when no candidate is of the side asked about, or ``weight``
     is 1."""
-    other = other_side(scores, said_of, asked, weight)
-    if not other:
+    return weigh(scores, other_side(scores, said_of, asked, weight), weight)
+
+
+def weigh(scores: dict[int, float], keys: Container[int], weight: float) -> dict[int, float]:
+    """``scores`` with those of ``keys`` times ``weight`` (``scores`` itself when no key is
+    to be weighed)."""
+    if not keys:
         return scores
-    return {rid: score * weight if rid in other else score for rid, score in scores.items()}
+    return {rid: score * weight if rid in keys else score for rid, score in scores.items()}
 
 
 def replaced_below(
